@@ -1,0 +1,207 @@
+"""``AgentSpec`` (a definition) and ``Agent`` (that definition bound to one scope).
+
+An agent is bound to one :class:`~symfonic.Scope` for its whole life; there is no per-call scope.
+Used alone (``Agent(spec, scope=...)``) it keeps transcripts in memory and its pauses are
+published but not resumable; a :class:`~symfonic.Host` gives it durable stores and wiring instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
+from symfonic.kernel.interrupts import PendingInterrupt
+from symfonic.kernel.messages import Message
+from symfonic.kernel.plan import Capability, Services, compile_plan
+from symfonic.kernel.runner import InvocationRunner, RoundResume, StreamingModel
+from symfonic.kernel.scope import Scope
+from symfonic.kernel.stages import TurnRequest
+from symfonic.kernel.tooling import Tool
+from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentSpec:
+    """What an agent is: its model, instructions, tools and capabilities.
+
+    Attributes:
+        version: A free label folded into the definition's digest.
+        compatible_with: Pins (``name@digest``) of earlier definitions whose pauses this one may
+            resume. By default a pause is resumed only by the very definition that paused, since
+            a changed tool or schema could misread the stored turn.
+    """
+
+    name: str
+    model: StreamingModel
+    instructions: str = ""
+    tools: Sequence[Tool] = ()
+    capabilities: Sequence[Capability] = ()
+    max_rounds: int = 16
+    version: str = ""
+    compatible_with: Sequence[str] = ()
+
+    @property
+    def pin(self) -> str:
+        """``name@digest``: which definition a pause was made by."""
+        described = {
+            "name": self.name, "version": self.version, "instructions": self.instructions,
+            "max_rounds": self.max_rounds,
+            "tools": [[t.schema.name, t.schema.description, t.schema.parameters]
+                      for t in self.tools],
+            "capabilities": [_describe(c) for c in self.capabilities],
+        }
+        digest = hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode())
+        return f"{self.name}@{digest.hexdigest()[:16]}"
+
+    def accepts_pin(self, pin: str) -> bool:
+        return pin == self.pin or pin in self.compatible_with
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOutcome:
+    """How a run ended. ``interrupt`` is set when ``status == "paused"``."""
+
+    status: Literal["completed", "paused", "failed"]
+    run_id: str
+    session_id: str
+    output: str | None = None
+    interrupt: PendingInterrupt | None = None
+    error: str | None = None
+    error_type: str | None = None
+
+
+async def collect(events: AsyncIterator[RunEvent]) -> RunOutcome:
+    """Drain an event stream into its outcome."""
+    last: RunEvent | None = None
+    session_id = ""
+    async for event in events:
+        last = event
+        if event.kind == "run_started":
+            session_id = event.session_id
+    if isinstance(last, Completed):
+        return RunOutcome(status="completed", run_id=last.run_id, session_id=session_id,
+                          output=last.output)
+    if isinstance(last, Paused):
+        return RunOutcome(status="paused", run_id=last.run_id, session_id=session_id,
+                          interrupt=last.interrupt)
+    if isinstance(last, Failed):
+        return RunOutcome(status="failed", run_id=last.run_id, session_id=session_id,
+                          error=last.error, error_type=last.error_type)
+    raise RuntimeError("the run ended without a terminal event")
+
+
+class SessionAwaitingAnswer(RuntimeError):
+    """A new run was started on a session whose turn is paused; answer or revoke the pause."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} has a paused turn waiting for an answer")
+        self.session_id = session_id
+
+
+class AgentRuntime(Protocol):
+    """What an agent needs from its composition root."""
+
+    @property
+    def transcripts(self) -> TranscriptService: ...
+
+    def services(self, spec: AgentSpec, request: TurnRequest,
+                 resumed_from: str | None = None) -> Services: ...
+
+    async def session_paused(self, scope: Scope, session_id: str) -> bool: ...
+
+
+Finalizer = Callable[[RunEvent, InvocationRunner], Awaitable[None]]
+
+
+class Agent:
+    """An agent definition bound to one scope."""
+
+    def __init__(self, spec: AgentSpec, *, scope: Scope,
+                 runtime: AgentRuntime | None = None) -> None:
+        if runtime is None:
+            from symfonic.stores.memory import MemoryRuntime
+
+            runtime = MemoryRuntime()
+        self.spec = spec
+        self.scope = scope
+        self._runtime = runtime
+
+    async def run(self, input: str | Sequence[Message], *, session_id: str) -> RunOutcome:
+        """Run a turn to its end: completed, paused or failed."""
+        return await collect(self.stream(input, session_id=session_id))
+
+    async def stream(self, input: str | Sequence[Message], *,
+                     session_id: str) -> AsyncIterator[RunEvent]:
+        """Run a turn, yielding its events; the last is Completed, Paused or Failed.
+
+        Raises:
+            SessionAwaitingAnswer: the session's last turn is paused; nothing was run.
+        """
+        new_input = [Message("user", input)] if isinstance(input, str) else list(input)
+        history = await self._runtime.transcripts.load(self.scope, session_id)
+        dangling = unanswered_calls(history)
+        if dangling and await self._runtime.session_paused(self.scope, session_id):
+            raise SessionAwaitingAnswer(session_id)
+        # A turn that ended without answering its calls (a failed or abandoned resume) leaves
+        # them open; close them for the model so the conversation can go on.
+        healing = [Message("tool", "Error: no result; the turn stopped before this call ran.",
+                           tool_call_id=call_id) for call_id in dangling]
+        run_id = uuid.uuid4().hex
+        request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,
+                              thread_id=session_id, scope=self.scope)
+        async for event in self._drive(request, history, [*healing, *new_input], None, None,
+                                       self._append_on_completion):
+            yield event
+
+    def _drive(self, request: TurnRequest, history: Sequence[Message],
+               new_input: Sequence[Message], resume: RoundResume | None,
+               resumed_from: str | None, finalize: Finalizer) -> AsyncIterator[RunEvent]:
+        services = self._runtime.services(self.spec, request, resumed_from)
+        plan = compile_plan(self.spec.tools, self.spec.capabilities, request, services)
+        system = [Message("system", self.spec.instructions)] if self.spec.instructions else []
+        runner = InvocationRunner(model=self.spec.model, plan=plan, request=request,
+                                  history=history, new_input=new_input, resume=resume,
+                                  max_rounds=self.spec.max_rounds, preamble=system)
+        return _finalized(runner, finalize)
+
+    async def _append_on_completion(self, terminal: RunEvent, runner: InvocationRunner) -> None:
+        if isinstance(terminal, Completed):
+            await self._runtime.transcripts.append(TranscriptTail(
+                scope=self.scope, session_id=runner.request.session_id,
+                start=runner.transcript_position, messages=runner.unsaved))
+
+    async def close(self) -> None:
+        """Release what the agent holds; the host owns shared stores and closes them itself."""
+
+
+async def _finalized(runner: InvocationRunner, finalize: Finalizer) -> AsyncIterator[RunEvent]:
+    """Yield the run's events; persist before the terminal event is shown to anyone."""
+    async for event in runner.events():
+        if isinstance(event, Completed | Failed | Paused):
+            try:
+                await finalize(event, runner)
+            except StoreError as failed:
+                yield Failed(run_id=event.run_id, error=f"the turn could not be stored: {failed}",
+                             error_type=type(failed).__name__)
+                return
+        yield event
+
+
+def unanswered_calls(history: Sequence[Message]) -> list[str]:
+    """Ids of the last assistant message's tool calls that have no result after it."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role == "assistant":
+            answered = {m.tool_call_id for m in history[index + 1:] if m.role == "tool"}
+            return [c.id for c in message.tool_calls if c.id not in answered]
+    return []
+
+
+def _describe(capability: Any) -> Any:
+    describe = getattr(capability, "describe", None)
+    return describe() if callable(describe) else type(capability).__qualname__

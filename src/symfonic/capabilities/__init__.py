@@ -1,0 +1,1 @@
+"""Capabilities: what an agent can do beyond calling its own tools."""

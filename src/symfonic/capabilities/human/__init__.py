@@ -1,0 +1,33 @@
+"""Stopping a turn to ask a person: ``ask_user``, typed interrupts and tool approvals."""
+
+from symfonic.capabilities.human.contribution import (
+    PAUSE_WIRING,
+    HumanInteraction,
+    HumanInteractionCapability,
+    PauseWiring,
+)
+from symfonic.capabilities.human.errors import (
+    AnswerInvalid,
+    HumanInteractionError,
+    InteractionPayloadInvalid,
+    NoCheckpointAvailable,
+    StoreError,
+    TranscriptConflict,
+)
+from symfonic.capabilities.human.typed_interrupts import ASK_USER, ApprovalAnswer, Interrupt
+
+__all__ = [
+    "ASK_USER",
+    "PAUSE_WIRING",
+    "AnswerInvalid",
+    "ApprovalAnswer",
+    "HumanInteraction",
+    "HumanInteractionCapability",
+    "HumanInteractionError",
+    "InteractionPayloadInvalid",
+    "Interrupt",
+    "NoCheckpointAvailable",
+    "PauseWiring",
+    "StoreError",
+    "TranscriptConflict",
+]

@@ -1,0 +1,129 @@
+"""The issuance ledger: one row per pause token, from issue to outcome.
+
+The ledger is what makes a pause resumable at most once. Its rows move
+``outstanding -> claimed -> completed | paused_again | failed``, or end ``expired`` or
+``revoked``; the claim is the single conditional transition ``outstanding -> claimed``, which
+exactly one caller can win. Issuing a pause writes the row, the turn state it is bound to and the
+turn's new transcript messages in ONE transaction, so there is never an outstanding row whose
+checkpoint is missing.
+
+Every adapter (memory, SQLite, PostgreSQL) implements :class:`PauseLedger` and runs the same
+conformance suite (``symfonic.testing.conformance``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from symfonic.capabilities.human.turn_state import TurnState
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import TranscriptTail
+
+PauseStatus = Literal[
+    "outstanding", "claimed", "completed", "paused_again", "failed", "expired", "revoked"
+]
+FINISHED: frozenset[str] = frozenset({"completed", "paused_again", "failed"})
+"""Statuses a resumed turn ends in."""
+LEDGER_FORMAT = 1
+"""Version of :class:`PauseRecord`'s stored shape. 1: the first shape."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseRecord:
+    """One ledger row. ``payload`` is the stamped question; the token itself is never stored."""
+
+    jti: str
+    scope: Scope
+    run_id: str
+    root_run_id: str
+    session_id: str
+    thread_id: str
+    checkpoint_id: str
+    name: str
+    kind: str
+    tool_call_id: str
+    pin: str
+    payload: dict[str, Any]
+    answer_schema: dict[str, Any] | None
+    issued_at: float
+    expires_at: float
+    status: PauseStatus = "outstanding"
+    claimed_at: float | None = None
+    finished_at: float | None = None
+    outcome: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finish:
+    """The outcome of a resumed turn, recorded on the pause it resumed."""
+
+    jti: str
+    status: Literal["completed", "paused_again", "failed"]
+    outcome: dict[str, Any]
+    finished_at: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseIssue:
+    """Everything one pause writes, in one transaction.
+
+    Attributes:
+        record: The new ledger row.
+        state: The turn state the row is bound to (``state.checkpoint_id == record.checkpoint_id``).
+        tail: The turn's messages not stored yet; only these are written, never the history.
+        finishes: When a resumed turn pauses again, the outcome of the pause it resumed, recorded
+            in the same commit.
+    """
+
+    record: PauseRecord
+    state: TurnState
+    tail: TranscriptTail
+    finishes: Finish | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """The answer to a claim: ``won`` is True for exactly one caller per pause.
+
+    When lost, ``record`` is the row as it stands (None when there is no such pause), from which
+    the caller learns why: already claimed, revoked, expired.
+    """
+
+    won: bool
+    record: PauseRecord | None
+
+
+class PauseLedger(Protocol):
+    async def issue(self, issue: PauseIssue) -> None:
+        """Write the row, its turn state and the transcript tail atomically.
+
+        Raises:
+            StoreError: nothing was written.
+        """
+        ...
+
+    async def get(self, jti: str) -> PauseRecord | None: ...
+
+    async def claim(self, jti: str, now: float) -> Claim:
+        """Move an outstanding, unexpired row to ``claimed``; one caller wins."""
+        ...
+
+    async def load_state(self, checkpoint_id: str) -> TurnState | None: ...
+
+    async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
+        """Record a claimed pause's outcome and append the resumed turn's messages, atomically."""
+        ...
+
+    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
+        """The scope's unexpired outstanding pauses, oldest first."""
+        ...
+
+    async def revoke(self, jti: str, now: float) -> bool:
+        """Revoke an outstanding pause; False when it was not outstanding."""
+        ...
+
+    async def sweep_expired(self, now: float) -> int:
+        """Mark outstanding pauses past their expiry ``expired``; returns how many."""
+        ...
+

@@ -1,0 +1,148 @@
+"""The one behaviour the human capability's declaration routes to: stopping the run.
+
+``contribution`` says what the capability offers a plan (the tools the model sees and the stage
+that handles them); this module is that stage. They are apart for the same reason
+``typed_interrupts`` sits beside ``typed_projection``: each has one job, and the pause has grown
+to record two things at once (the turn state and the ledger row).
+
+Why ``resumable`` can be trusted: the handler asks the capability to pause, the capability writes
+the turn state and reports whether the write was acknowledged, and that report is copied into
+:attr:`PendingInterrupt.resumable`. Nothing in this module can make it True by itself; the
+property is an ordering in the code, not a rule someone has to remember.
+
+Two declines, neither of which ends the turn:
+
+1. no pause binding for this run (nothing to bind a token to a scope, thread or checkpoint);
+2. :class:`HumanInteractionError` from ``pause``: it validates what the *model* wrote, and a
+   model's typo should cost a corrected call, not the turn. Any other exception (a miswired
+   port's ``TypeError``) still propagates and fails the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from symfonic.capabilities.human.errors import HumanInteractionError
+from symfonic.capabilities.human.typed_interrupts import ASK_USER
+from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
+from symfonic.kernel.messages import Message, ToolCall
+from symfonic.kernel.stages import Resolution, StageContext, StageResult, no_change
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseBinding:
+    """The facts of one run a pause is bound to, resolved by the composition root per run.
+
+    None of them is known when a plan is compiled, which is why the handler receives a callable
+    rather than a value: a binding captured once would tie every later turn to the first turn's
+    tenant, run and thread.
+
+    Attributes:
+        pin: The agent definition that is pausing (name and digest); a resume under another
+            definition is refused unless it declares itself compatible.
+        checkpoint_id: May be None: the capability then asks its checkpoint port for one. With
+            neither, the capability refuses to pause rather than mint a token bound to nothing.
+    """
+
+    pin: Any = None
+    scope: Any = None
+    run_id: str = ""
+    root_run_id: str = ""
+    session_id: str = ""
+    thread_id: str = ""
+    checkpoint_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnDraft:
+    """The turn as it stands at the pause, before it is stored.
+
+    Attributes:
+        round: Every call of the round, none of them executed.
+        resolved: Decisions already made for calls of the round (an earlier answer on resume).
+        transcript_position: Messages of the session already stored.
+        unsaved: Messages of this turn to store with the pause.
+    """
+
+    round: tuple[ToolCall, ...]
+    resolved: dict[str, Resolution]
+    transcript_position: int
+    unsaved: tuple[Message, ...]
+
+
+def pause_handler(
+    capability: Any,
+    binding: Callable[[], PauseBinding | None],
+    encode_token: Callable[[Any], str],
+) -> Callable[[StageContext], Awaitable[StageResult[Any]]]:
+    """Build the stage that turns a registered interaction call into a pause."""
+
+    async def handle(context: StageContext) -> StageResult[Any]:
+        requests: Sequence[Any] = tuple(getattr(context, "requests", ()) or ())
+        registered = frozenset(capability.names())
+        asked = [request for request in requests if getattr(request, "name", "") in registered]
+        if not asked:
+            return no_change("this round asked for no registered interaction")
+
+        resolved = binding()
+        if resolved is None:
+            return no_change("this run has no pause binding, so no question can be bound to a "
+                             "scope, a thread or a checkpoint")
+
+        # Only the first: the run stops either way, and a second token would leave an
+        # outstanding ledger row for a question nobody is ever shown. The others of the round
+        # stay in the turn state and are asked, one pause each, after this one is answered.
+        request = asked[0]
+        name = request.name
+        root_from_request = getattr(getattr(context, "request", None), "root_run_id", "") or ""
+        try:
+            event = await capability.pause(
+                pin=resolved.pin,
+                scope=resolved.scope,
+                run_id=resolved.run_id,
+                root_run_id=resolved.root_run_id or str(root_from_request) or resolved.run_id,
+                session_id=resolved.session_id,
+                thread_id=resolved.thread_id,
+                payload=capability.stamp(name, _payload_of(request)),
+                name=name,
+                tool_call_id=getattr(request, "call_id", ""),
+                checkpoint_id=resolved.checkpoint_id,
+                turn_state=_turn_state(context, requests),
+            )
+        except HumanInteractionError as refused:
+            return no_change(f"the {name!r} pause was refused and no token was minted: {refused}")
+        raise InvocationPaused(
+            PendingInterrupt(
+                name=name,
+                kind="ask_user" if name == ASK_USER else "interrupt",
+                payload=event.payload,
+                token=encode_token(event.pause),
+                tool_call_id=event.tool_call_id,
+                interrupt_id=event.interrupt_id,
+                run_id=event.run_id,
+                session_id=event.session_id,
+                expires_at=float(event.pause.claims.exp),
+                # Copied from the capability's report of the write: never decided here.
+                resumable=event.resumable,
+            )
+        )
+
+    return handle
+
+
+def _payload_of(request: Any) -> dict[str, Any]:
+    arguments = getattr(request, "arguments", None)
+    return dict(arguments) if isinstance(arguments, dict) else {}
+
+
+def _turn_state(context: Any, requests: Sequence[Any]) -> TurnDraft:
+    """The round as stored: all its calls (not only the pending), and what was decided."""
+    round_calls = tuple(getattr(context, "round", ()) or requests)
+    return TurnDraft(
+        round=round_calls,
+        resolved=dict(getattr(context, "resolved", {}) or {}),
+        transcript_position=int(getattr(context, "transcript_position", 0)),
+        unsaved=tuple(getattr(context, "unsaved", ())),
+    )

@@ -1,0 +1,140 @@
+"""Pause tokens: signed, expiring, scope-bound handles to a paused turn.
+
+A token is a compact JWS (HS256, through PyJWT) over the minimal claims of :class:`PauseClaims`.
+It is signed, not encrypted, so it carries no question text, no answer and no secret: only ids.
+Verification is offline and cheap (size cap, signature, expiry) so that garbage is refused before
+any store is read.
+
+Keys have ids. :class:`TokenKeys` holds several verifying keys and one signing key, so a host can
+rotate its secret without breaking pauses that are still outstanding: add the new secret as the
+signer and keep the old one as a verifier until its tokens have expired. The HMAC key is the
+SHA-256 of the configured secret, so every key is 256 bits whatever the operator typed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import jwt
+
+MAX_TOKEN_BYTES = 4096
+"""Tokens longer than this are refused unread: real ones are well under 1 KiB."""
+_ALGORITHM = "HS256"
+_REQUIRED = ("jti", "scope", "run", "root_run", "session", "thread", "checkpoint", "name",
+             "tool_call_id", "pin", "iat", "exp")
+
+RejectReason = Literal["malformed", "forged", "unknown_key", "expired"]
+
+
+class TokenRejected(ValueError):
+    """A token failed offline verification. ``reason`` says how, for the caller to map."""
+
+    def __init__(self, reason: RejectReason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason: RejectReason = reason
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseClaims:
+    """What a token asserts. ``scope`` is the tenant claim the pause was issued under."""
+
+    jti: str
+    scope: dict[str, Any]
+    run: str
+    root_run: str
+    session: str
+    thread: str
+    checkpoint: str
+    name: str
+    tool_call_id: str
+    pin: str
+    iat: int
+    exp: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class IssuedPause:
+    """A pause the ledger accepted (or would have): the claims its token will carry."""
+
+    claims: PauseClaims
+
+
+def key_id(secret: str | bytes) -> str:
+    """A short public id for a secret (a digest prefix; it reveals nothing usable)."""
+    raw = secret.encode() if isinstance(secret, str) else secret
+    return hashlib.sha256(b"symfonic-kid:" + raw).hexdigest()[:12]
+
+
+class TokenKeys:
+    """One signing key and every key that still verifies."""
+
+    def __init__(self, signing: str | bytes, verifying: Iterable[str | bytes] = ()) -> None:
+        secrets = [signing, *verifying]
+        for secret in secrets:
+            if len(secret) < 16:
+                raise ValueError("a token secret needs at least 16 characters")
+        self.signing_kid = key_id(signing)
+        self._keys: Mapping[str, bytes] = {key_id(s): _hmac_key(s) for s in secrets}
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        return tuple(self._keys)
+
+    def encode(self, claims: PauseClaims) -> str:
+        return jwt.encode(asdict(claims), self._keys[self.signing_kid], algorithm=_ALGORITHM,
+                          headers={"kid": self.signing_kid})
+
+    def decode(self, token: str, now: float) -> PauseClaims:
+        """Verify ``token`` offline.
+
+        Raises:
+            TokenRejected: with ``reason`` malformed (not a token of ours, or oversize), forged (bad
+                signature: tampered, or signed with another key under a known id), unknown_key
+                (signed under a key id this host does not hold) or expired.
+        """
+        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_BYTES:
+            raise TokenRejected("malformed", "not a pause token (empty, not text, or oversize)")
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as error:
+            raise TokenRejected("malformed", f"not a pause token: {error}") from None
+        kid = header.get("kid")
+        if header.get("alg") != _ALGORITHM or not isinstance(kid, str):
+            raise TokenRejected("malformed", "not a pause token: unexpected header")
+        key = self._keys.get(kid)
+        if key is None:
+            raise TokenRejected("unknown_key", f"signed with key {kid!r}, which this host lacks")
+        try:
+            payload = jwt.decode(token, key, algorithms=[_ALGORITHM],
+                                 options={"verify_exp": False, "verify_iat": False,
+                                          "require": list(_REQUIRED)})
+        except jwt.InvalidSignatureError:
+            raise TokenRejected("forged", "the token's signature does not verify") from None
+        except jwt.PyJWTError as error:
+            raise TokenRejected("malformed", f"not a pause token: {error}") from None
+        claims = _claims_of(payload)
+        if claims.exp <= now:
+            raise TokenRejected("expired", "the pause expired")
+        return claims
+
+
+def _claims_of(payload: dict[str, Any]) -> PauseClaims:
+    try:
+        claims = PauseClaims(**{name: payload[name] for name in _REQUIRED})
+    except (KeyError, TypeError) as error:
+        raise TokenRejected("malformed", f"incomplete claims: {error}") from None
+    texts = [claims.jti, claims.run, claims.root_run, claims.session, claims.thread,
+             claims.checkpoint, claims.name, claims.tool_call_id, claims.pin]
+    if not all(isinstance(t, str) for t in texts) or not isinstance(claims.scope, dict):
+        raise TokenRejected("malformed", "claims of the wrong type")
+    if not isinstance(claims.exp, int) or not isinstance(claims.iat, int):
+        raise TokenRejected("malformed", "claims of the wrong type")
+    return claims
+
+
+def _hmac_key(secret: str | bytes) -> bytes:
+    raw = secret.encode() if isinstance(secret, str) else secret
+    return hashlib.sha256(raw).digest()

@@ -1,0 +1,107 @@
+"""The turn state a pause stores: where the turn stood when it stopped.
+
+It records a transcript *position*, not the transcript: the messages themselves are appended to
+the session once, so a pause writes the same bytes whether the history holds ten messages or five
+thousand. It also records every call of the paused round and what was decided for each, because
+after the answer the round's other calls must run once, in order.
+
+Versioned from the first day: ``FORMAT_VERSION`` is written with every state, a reader refuses a
+state newer than it knows, and a golden file per version (``tests/fixtures/turn_state/``) keeps old
+states loadable.
+
+Versions:
+    1: position, round, resolved decisions, paused call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from symfonic.kernel.messages import ToolCall
+from symfonic.kernel.scope import Scope
+from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
+
+FORMAT_VERSION = 1
+
+
+class TurnStateFormatError(ValueError):
+    """A stored turn state is of a version this symfonic does not know, or damaged."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnState:
+    """A paused turn, as stored.
+
+    Attributes:
+        transcript_position: How many messages the session held once the pause committed; the
+            paused round's assistant message is the last of them.
+        round: Every call of the paused round, in the model's order; none of them ran.
+        resolved: Decisions made for calls of the round before this pause (an earlier answer).
+        paused_call_id: The call this pause waits on.
+    """
+
+    checkpoint_id: str
+    scope: Scope
+    session_id: str
+    thread_id: str
+    run_id: str
+    root_run_id: str
+    transcript_position: int
+    round: tuple[ToolCall, ...]
+    paused_call_id: str
+    resolved: dict[str, Resolution] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION,
+            "checkpoint_id": self.checkpoint_id,
+            "scope": self.scope.to_claim(),
+            "session_id": self.session_id,
+            "thread_id": self.thread_id,
+            "run_id": self.run_id,
+            "root_run_id": self.root_run_id,
+            "transcript_position": self.transcript_position,
+            "round": [call.to_dict() for call in self.round],
+            "paused_call_id": self.paused_call_id,
+            "resolved": {cid: resolution_to_dict(r) for cid, r in self.resolved.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnState:
+        version = data.get("format")
+        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
+            raise TurnStateFormatError(
+                f"turn state format {version!r}; this symfonic reads 1..{FORMAT_VERSION}")
+        try:
+            return cls(
+                checkpoint_id=str(data["checkpoint_id"]),
+                scope=Scope.from_claim(data["scope"]),
+                session_id=str(data["session_id"]),
+                thread_id=str(data["thread_id"]),
+                run_id=str(data["run_id"]),
+                root_run_id=str(data["root_run_id"]),
+                transcript_position=int(data["transcript_position"]),
+                round=tuple(ToolCall.from_dict(c) for c in data["round"]),
+                paused_call_id=str(data["paused_call_id"]),
+                resolved={cid: resolution_from_dict(r) for cid, r in data["resolved"].items()},
+            )
+        except (KeyError, TypeError, ValueError) as damaged:
+            raise TurnStateFormatError(f"damaged turn state: {damaged!r}") from damaged
+
+
+def resolution_to_dict(resolution: Resolution) -> dict[str, Any]:
+    if isinstance(resolution, ApprovedCall):
+        return {"kind": "approved", "call_id": resolution.call_id,
+                "arguments": resolution.arguments}
+    return {"kind": "answered", "call_id": resolution.call_id, "content": resolution.content,
+            "is_error": resolution.is_error}
+
+
+def resolution_from_dict(data: dict[str, Any]) -> Resolution:
+    if data["kind"] == "approved":
+        return ApprovedCall(call_id=data["call_id"], arguments=dict(data["arguments"]))
+    if data["kind"] == "answered":
+        return AnsweredCall(call_id=data["call_id"], content=str(data["content"]),
+                            is_error=bool(data.get("is_error", False)))
+    raise TurnStateFormatError(f"unknown resolution kind {data['kind']!r}")

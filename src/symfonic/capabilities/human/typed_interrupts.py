@@ -1,0 +1,163 @@
+"""The interactions a turn may stop for, each with a question and an answer schema.
+
+Three sorts share one shape (:class:`InteractionSpec`), so the pause stage, the ledger and the
+transports treat them alike:
+
+- ``ask_user``: a free-form question (``question``, optional ``options``) answered by a string;
+- a declared :class:`Interrupt`: a tool the model calls with a typed question, answered by a typed
+  answer;
+- an approval: one of the agent's own tools that must not run until a person approves, rejects
+  (with a reason) or edits its arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from symfonic.capabilities.human.errors import AnswerInvalid, InteractionPayloadInvalid
+from symfonic.kernel.tooling import Tool, ToolArgumentsInvalid
+
+ASK_USER = "ask_user"
+"""The reserved name of the free-form question tool."""
+
+Purpose = Literal["ask_user", "typed", "approval"]
+
+
+class AskUserQuestion(BaseModel):
+    """Ask the person you are working for a question and wait for the answer.
+
+    Use it when you cannot go on without information or a decision only they have.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, description="The question, in full.")
+    options: list[str] | None = Field(default=None, description="Suggested answers, if any.")
+
+
+class ApprovalAnswer(BaseModel):
+    """A person's decision on a tool call that waits for approval."""
+
+    model_config = ConfigDict(extra="forbid")
+    approved: bool
+    reason: str | None = Field(default=None, description="Why it was rejected (shown to the model).")
+    arguments: dict[str, Any] | None = Field(
+        default=None, description="Edited arguments to run the tool with instead.")
+
+
+_STRING_ANSWER: TypeAdapter[str] = TypeAdapter(str)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interrupt:
+    """A typed interaction the model can ask for by calling a tool named ``name``.
+
+    Attributes:
+        name: The tool name the model sees; also the pause's ``name``.
+        description: What the model is told about when to use it.
+        question: The arguments the model writes (the question shown to a person).
+        answer: What a person must answer; validated before the pause is claimed.
+        ttl: How long the pause stays answerable; the capability's default when None.
+        schema_version: Bump when ``question`` or ``answer`` change incompatibly; it is stamped
+            on every stored payload so a reader knows the shape it holds.
+    """
+
+    name: str
+    description: str
+    question: type[BaseModel]
+    answer: type[BaseModel]
+    ttl: timedelta | None = None
+    schema_version: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class InteractionSpec:
+    """One registered interaction, whatever its sort."""
+
+    name: str
+    purpose: Purpose
+    description: str
+    question_schema: dict[str, Any]
+    answer_schema: dict[str, Any]
+    ttl: timedelta
+    schema_version: int = 1
+    interrupt: Interrupt | None = None
+    gated_tool: Tool | None = None
+
+    @property
+    def kind(self) -> Literal["ask_user", "interrupt"]:
+        return "ask_user" if self.purpose == "ask_user" else "interrupt"
+
+    def check_question(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validate what the model wrote, before anything is stored.
+
+        Raises:
+            InteractionPayloadInvalid: the arguments do not fit; the stage declines.
+        """
+        try:
+            if self.purpose == "ask_user":
+                return AskUserQuestion.model_validate(arguments).model_dump(exclude_none=True)
+            if self.purpose == "approval":
+                assert self.gated_tool is not None
+                self.gated_tool.validate(arguments)
+                return dict(arguments)
+            assert self.interrupt is not None
+            return self.interrupt.question.model_validate(arguments).model_dump(mode="json")
+        except ValidationError as invalid:
+            raise InteractionPayloadInvalid(_describe(invalid)) from None
+        except ToolArgumentsInvalid as invalid:
+            raise InteractionPayloadInvalid(str(invalid)) from None
+
+    def check_answer(self, answer: Any) -> Any:
+        """Validate a person's answer; returns it normalised.
+
+        Raises:
+            AnswerInvalid: it does not fit the answer schema; nothing was claimed.
+        """
+        try:
+            if self.purpose == "ask_user":
+                text = _STRING_ANSWER.validate_python(answer, strict=True)
+                if not text.strip():
+                    raise AnswerInvalid("the answer is empty")
+                return text
+            if self.purpose == "approval":
+                return ApprovalAnswer.model_validate(answer)
+            assert self.interrupt is not None
+            return self.interrupt.answer.model_validate(answer)
+        except ValidationError as invalid:
+            raise AnswerInvalid(_describe(invalid), _errors(invalid)) from None
+
+
+def ask_user_spec(ttl: timedelta) -> InteractionSpec:
+    return InteractionSpec(
+        name=ASK_USER, purpose="ask_user", description=(AskUserQuestion.__doc__ or "").strip(),
+        question_schema=AskUserQuestion.model_json_schema(),
+        answer_schema={"type": "string", "minLength": 1}, ttl=ttl)
+
+
+def typed_spec(interrupt: Interrupt, default_ttl: timedelta) -> InteractionSpec:
+    return InteractionSpec(
+        name=interrupt.name, purpose="typed", description=interrupt.description,
+        question_schema=interrupt.question.model_json_schema(),
+        answer_schema=interrupt.answer.model_json_schema(), ttl=interrupt.ttl or default_ttl,
+        schema_version=interrupt.schema_version, interrupt=interrupt)
+
+
+def approval_spec(tool: Tool, ttl: timedelta) -> InteractionSpec:
+    return InteractionSpec(
+        name=tool.schema.name, purpose="approval",
+        description=f"Approve, reject or edit a call of {tool.schema.name!r}.",
+        question_schema=tool.schema.parameters, answer_schema=ApprovalAnswer.model_json_schema(),
+        ttl=ttl, gated_tool=tool)
+
+
+def _describe(invalid: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}"
+                     for e in invalid.errors(include_url=False))
+
+
+def _errors(invalid: ValidationError) -> list[dict[str, Any]]:
+    return [{"loc": list(e["loc"]), "msg": e["msg"]} for e in invalid.errors(include_url=False)]

@@ -1,0 +1,45 @@
+"""From a person's answer to what the model reads.
+
+The answer was validated (:meth:`InteractionSpec.check_answer`) before the pause was claimed; here
+it only becomes a decision on the paused call: a result to append (a question's answer, a typed
+answer as JSON, a rejection with its reason), or an approval that lets the gated tool run, once,
+with the approved (possibly edited) arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from symfonic.capabilities.human.errors import AnswerInvalid
+from symfonic.capabilities.human.typed_interrupts import ApprovalAnswer, InteractionSpec
+from symfonic.kernel.messages import ToolCall
+from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
+from symfonic.kernel.tooling import ToolArgumentsInvalid
+
+
+def project(spec: InteractionSpec, call: ToolCall, answer: Any) -> Resolution:
+    """The decision ``answer`` makes on ``call``.
+
+    Raises:
+        AnswerInvalid: edited arguments that the gated tool's schema refuses.
+    """
+    if spec.purpose == "approval":
+        assert isinstance(answer, ApprovalAnswer) and spec.gated_tool is not None
+        if not answer.approved:
+            reason = answer.reason or "no reason given"
+            return AnsweredCall(call_id=call.id, content=(
+                f"The person rejected this call of {call.name!r}; it did not run. Reason: {reason}"))
+        arguments = call.arguments if answer.arguments is None else answer.arguments
+        try:
+            spec.gated_tool.validate(dict(arguments))
+        except ToolArgumentsInvalid as invalid:
+            raise AnswerInvalid(f"the edited arguments do not fit {call.name!r}: {invalid}",
+                                [{"loc": ["arguments"], "msg": str(invalid)}]) from None
+        return ApprovedCall(call_id=call.id, arguments=dict(arguments))
+    if isinstance(answer, BaseModel):
+        return AnsweredCall(call_id=call.id, content=answer.model_dump_json())
+    return AnsweredCall(call_id=call.id, content=answer if isinstance(answer, str)
+                        else json.dumps(answer))

@@ -1,0 +1,191 @@
+"""The turn loop: model call, the round's tool calls, stages, execution, until an answer.
+
+The runner owns no storage. It is handed the history, reports everything as events, and keeps the
+messages it produced in :attr:`InvocationRunner.unsaved` for whoever persists the turn: the agent
+on completion, or a pausing capability, which writes them in the same commit as the pause.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from symfonic.kernel.events import (
+    Completed,
+    Failed,
+    Paused,
+    RunEvent,
+    RunStarted,
+    TextDelta,
+    ToolCallCompleted,
+    ToolCallRequested,
+)
+from symfonic.kernel.interrupts import InvocationPaused
+from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk, ToolCall
+from symfonic.kernel.plan import Plan
+from symfonic.kernel.stages import (
+    AnsweredCall,
+    ApprovedCall,
+    Resolution,
+    StageContext,
+    TurnRequest,
+    run_stages,
+)
+from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema
+
+logger = logging.getLogger("symfonic.kernel")
+
+
+class StreamingModel(Protocol):
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[StreamItem]: ...
+
+
+class RoundLimitExceeded(RuntimeError):
+    """The model kept calling tools past the agent's round limit."""
+
+
+class ModelProtocolError(RuntimeError):
+    """A model stream ended without a reply, or the model reused a tool call id."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundResume:
+    """A round to finish before the loop asks the model again (a resumed pause).
+
+    Attributes:
+        round: Every call of the paused round, in the model's order.
+        resolved: The decisions made so far: the person's answer, approvals, earlier answers.
+    """
+
+    round: tuple[ToolCall, ...]
+    resolved: Mapping[str, Resolution] = field(default_factory=dict)
+
+
+class InvocationRunner:
+    """Runs one invocation of a turn; iterate :meth:`events` once."""
+
+    def __init__(
+        self,
+        *,
+        model: StreamingModel,
+        plan: Plan,
+        request: TurnRequest,
+        history: Sequence[Message],
+        new_input: Sequence[Message] = (),
+        resume: RoundResume | None = None,
+        max_rounds: int = 16,
+        preamble: Sequence[Message] = (),
+    ) -> None:
+        """``preamble`` (the instructions) is shown to the model every round and never stored."""
+        self._model = model
+        self._preamble = tuple(preamble)
+        self._plan = plan
+        self._request = request
+        self._messages = [*history, *new_input]
+        self._stored = len(history)
+        self._resume = resume
+        self._max_rounds = max_rounds
+        self._schemas = [tool.schema for tool in plan.tools.values()]
+
+    @property
+    def request(self) -> TurnRequest:
+        return self._request
+
+    @property
+    def unsaved(self) -> tuple[Message, ...]:
+        """Messages this run produced (and its new input) that nothing has stored yet."""
+        return tuple(self._messages[self._stored:])
+
+    @property
+    def transcript_position(self) -> int:
+        """How many of the session's messages were stored before this run."""
+        return self._stored
+
+    async def events(self) -> AsyncIterator[RunEvent]:
+        run_id = self._request.run_id
+        yield RunStarted(run_id=run_id, root_run_id=self._request.root_run_id,
+                         session_id=self._request.session_id, resumed=self._resume is not None)
+        try:
+            async for event in self._rounds():
+                yield event
+        except InvocationPaused as paused:
+            yield Paused(run_id=run_id, interrupt=paused.interrupt)
+        except Exception as error:
+            logger.warning("run %s failed: %r", run_id, error, exc_info=error)
+            yield Failed(run_id=run_id, error=str(error) or type(error).__name__,
+                         error_type=type(error).__name__)
+
+    async def _rounds(self) -> AsyncIterator[RunEvent]:
+        run_id = self._request.run_id
+        rounds = 0
+        resume, self._resume = self._resume, None
+        while True:
+            if resume is not None:
+                calls, resolved = resume.round, dict(resume.resolved)
+                resume = None
+            else:
+                if rounds >= self._max_rounds:
+                    raise RoundLimitExceeded(
+                        f"the model was still calling tools after {self._max_rounds} rounds")
+                rounds += 1
+                reply: ModelReply | None = None
+                async for item in self._model.stream((*self._preamble, *self._messages),
+                                                     self._schemas):
+                    if isinstance(item, TextChunk):
+                        yield TextDelta(run_id=run_id, text=item.text)
+                    else:
+                        reply = item
+                if reply is None:
+                    raise ModelProtocolError("the model's stream ended without a reply")
+                calls = tuple(reply.tool_calls)
+                if len({call.id for call in calls}) != len(calls):
+                    raise ModelProtocolError("the model used one tool call id twice in a round")
+                self._messages.append(Message("assistant", reply.text or "", calls))
+                if not calls:
+                    yield Completed(run_id=run_id, output=reply.text or "")
+                    return
+                for call in calls:
+                    yield ToolCallRequested(run_id=run_id, call=call)
+                resolved = {}
+            context = StageContext(
+                request=self._request,
+                requests=tuple(call for call in calls if call.id not in resolved),
+                round=calls,
+                resolved=resolved,
+                transcript_position=self._stored,
+                unsaved=self.unsaved,
+            )
+            results = await run_stages(self._plan.stages, context)
+            notes = tuple(result.reason for result in results if not result.changed)
+            for call in calls:
+                content, is_error = await self._settle(call, resolved.get(call.id), notes)
+                self._messages.append(Message("tool", content, tool_call_id=call.id))
+                yield ToolCallCompleted(run_id=run_id, call_id=call.id, name=call.name,
+                                        result=content, is_error=is_error)
+
+    async def _settle(
+        self, call: ToolCall, resolution: Resolution | None, notes: tuple[str, ...]
+    ) -> tuple[str, bool]:
+        """The result the model reads for ``call``; errors are explained, never raised."""
+        if isinstance(resolution, AnsweredCall):
+            return resolution.content, resolution.is_error
+        tool = self._plan.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._plan.tools)) or "none"
+            return f"Error: there is no tool named {call.name!r}. Available tools: {known}.", True
+        arguments = call.arguments
+        if isinstance(resolution, ApprovedCall):
+            arguments = resolution.arguments
+        invocation = ToolInvocation(request=self._request, call_id=call.id, stage_notes=notes,
+                                    approved=isinstance(resolution, ApprovedCall))
+        try:
+            return await tool.invoke(dict(arguments), invocation), False
+        except ToolArgumentsInvalid as invalid:
+            return f"Error: invalid arguments for {call.name!r}: {invalid}", True
+        except Exception as error:
+            logger.warning("tool %s raised %r", call.name, error, exc_info=error)
+            return f"Error: tool {call.name!r} raised {type(error).__name__}: {error}", True

@@ -1,0 +1,37 @@
+"""A model that is a Python function of the transcript.
+
+Because the function sees only the transcript, it answers the same in a process that resumes a
+turn another process paused: the property that makes it the right stand-in for a real model in
+tests and demos of durable pauses. A policy that kept state in a closure would not survive that
+trip, which is exactly the mistake this class is shaped to avoid.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+
+from symfonic.kernel.messages import Message, ModelReply
+from symfonic.kernel.tooling import ToolSchema
+from symfonic.models.base import CompleteOnlyModel, ModelError
+
+ModelPolicy = Callable[
+    [Sequence[Message], Sequence[ToolSchema]], ModelReply | Awaitable[ModelReply]
+]
+
+
+class FunctionModel(CompleteOnlyModel):
+    """Calls ``policy(messages, tools)``, sync or async, for each round."""
+
+    def __init__(self, policy: ModelPolicy, *, name: str | None = None) -> None:
+        self.policy = policy
+        self.name = name or getattr(policy, "__qualname__", "function")
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+        reply = self.policy(tuple(messages), tuple(tools))
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if not isinstance(reply, ModelReply):
+            raise ModelError(f"model policy {self.name} returned {type(reply).__name__}, "
+                             "expected ModelReply")
+        return reply

@@ -1,0 +1,1 @@
+"""The composition root (``Host``) and resuming paused turns through it."""

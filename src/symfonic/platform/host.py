@@ -1,0 +1,181 @@
+"""``Host``: the composition root.
+
+The host owns the store, the signing keys and the clock; it hands each agent (one per agent name
+and scope) a runtime that resolves a fresh :class:`PauseBinding` for every run, and it is where
+paused turns are continued (:attr:`Host.continuation`), listed, revoked and swept.
+
+``Host.open`` is synchronous so it reads like configuration; the store is opened (and migrated)
+on first use, or explicitly with ``await host.start()`` / ``async with Host.open(...)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from symfonic.agent import Agent, AgentSpec
+from symfonic.capabilities.human.contribution import PAUSE_WIRING, PauseWiring
+from symfonic.capabilities.human.pausing import PauseBinding
+from symfonic.capabilities.human.tokens import TokenKeys
+from symfonic.kernel.plan import Services
+from symfonic.kernel.scope import Scope
+from symfonic.kernel.stages import TurnRequest
+from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable, PauseTicket
+from symfonic.platform.resuming import LedgerContinuation, claims_of, ticket_of
+from symfonic.stores.opening import Store, open_store, resolve_url
+
+SECRET_VARIABLE = "SYMFONIC_SECRET"
+
+
+class Host:
+    """Agents, stores and keys composed for durable, resumable turns."""
+
+    def __init__(self, *, store: Store | None = None, url: str | None = None,
+                 agents: Sequence[AgentSpec], keys: TokenKeys,
+                 clock: Callable[[], float] = time.time) -> None:
+        names = [spec.name for spec in agents]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two agents share a name: {names}")
+        self.url = None if store is not None else resolve_url(url)
+        self._store = store
+        self._specs = {spec.name: spec for spec in agents}
+        self._keys = keys
+        self._clock = clock
+        self._agents: dict[tuple[str, Scope], Agent] = {}
+        self._opening = asyncio.Lock()
+        self._continuation: LedgerContinuation | None = None
+
+    @classmethod
+    def open(cls, url: str | None = None, *, agents: Sequence[AgentSpec],
+             secret: str | None = None, previous_secrets: Iterable[str] = (),
+             clock: Callable[[], float] = time.time) -> Host:
+        """Compose a host over the database ``url`` (default: ``$SYMFONIC_DATABASE_URL``, else
+        ``sqlite:///.symfonic/symfonic.db``).
+
+        Args:
+            secret: Signs pause tokens (default ``$SYMFONIC_SECRET``). Every host that resumes
+                another's pauses needs the same secret.
+            previous_secrets: Retired secrets whose outstanding tokens must still verify.
+        """
+        secret = secret or os.environ.get(SECRET_VARIABLE)
+        if not secret:
+            raise ValueError(f"a host needs a secret to sign pause tokens: pass secret=... or "
+                             f"set ${SECRET_VARIABLE}")
+        return cls(url=url, agents=agents, keys=TokenKeys(secret, previous_secrets), clock=clock)
+
+    async def start(self) -> Host:
+        await self.store()
+        return self
+
+    async def __aenter__(self) -> Host:
+        return await self.start()
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def store(self) -> Store:
+        """The host's store, opened and migrated on first use."""
+        if self._store is None:
+            async with self._opening:
+                if self._store is None:
+                    self._store = await open_store(self.url)
+        return self._store
+
+    @property
+    def specs(self) -> dict[str, AgentSpec]:
+        return dict(self._specs)
+
+    def agent(self, name: str, scope: Scope) -> Agent:
+        """The agent ``name`` bound to ``scope`` (one instance per pair)."""
+        spec = self._specs.get(name)
+        if spec is None:
+            raise AgentNotServed(f"no agent named {name!r} on this host; it serves "
+                                 f"{sorted(self._specs)}")
+        key = (name, scope)
+        if key not in self._agents:
+            self._agents[key] = Agent(spec, scope=scope, runtime=_HostRuntime(self, scope))
+        return self._agents[key]
+
+    @property
+    def continuation(self) -> LedgerContinuation:
+        """Resuming paused turns from their tokens."""
+        if self._continuation is None:
+            if self._store is None:
+                raise ContinuationUnavailable("the host's store is not open: await host.start()")
+            self._continuation = LedgerContinuation(store=self._store, keys=self._keys,
+                                                    clock=self._clock, agent_for=self.agent)
+        return self._continuation
+
+    async def pauses(self, scope: Scope, *, limit: int = 100) -> list[PauseTicket]:
+        """The scope's outstanding pauses, oldest first, each with an answerable token."""
+        store = await self.store()
+        records = await store.outstanding(scope, self._clock(), limit)
+        return [ticket_of(self._keys.encode(claims_of(r)), r) for r in records]
+
+    async def revoke(self, token: str) -> bool:
+        """Withdraw an outstanding pause; False when it was no longer outstanding."""
+        await self.store()
+        claims = self.continuation.verify(token)
+        return await (await self.store()).revoke(claims.jti, self._clock())
+
+    async def sweep_expired(self) -> int:
+        """Mark pauses past their expiry as ``expired``; returns how many."""
+        return await (await self.store()).sweep_expired(self._clock())
+
+    def now(self) -> float:
+        return self._clock()
+
+    async def close(self) -> None:
+        for agent in self._agents.values():
+            await agent.close()
+        if self._store is not None:
+            await self._store.close()
+
+
+class _HostRuntime:
+    """An agent's view of its host: durable transcripts, and a pause binding per run."""
+
+    def __init__(self, host: Host, scope: Scope) -> None:
+        self._host = host
+        self._scope = scope
+
+    @property
+    def transcripts(self) -> Any:
+        return _LazyTranscripts(self._host)
+
+    def services(self, spec: AgentSpec, request: TurnRequest,
+                 resumed_from: str | None = None) -> Services:
+        store = self._host._store
+        if store is None:
+            raise ContinuationUnavailable("the host's store is not open")
+        keys = self._host._keys
+
+        def binding() -> PauseBinding:
+            return PauseBinding(pin=spec.pin, scope=request.scope, run_id=request.run_id,
+                                root_run_id=request.root_run_id, session_id=request.session_id,
+                                thread_id=request.thread_id, checkpoint_id=None)
+
+        return Services().with_service(PAUSE_WIRING, PauseWiring(
+            binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store,
+            new_checkpoint_id=store.new_checkpoint_id, clock=self._host._clock,
+            resumed_from=resumed_from))
+
+    async def session_paused(self, scope: Scope, session_id: str) -> bool:
+        store = await self._host.store()
+        return await store.session_paused(scope, session_id, self._host.now())
+
+
+class _LazyTranscripts:
+    """Opens the host's store on the first transcript call."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> Any:
+        return await (await self._host.store()).load(scope, session_id, upto)
+
+    async def append(self, tail: Any) -> None:
+        await (await self._host.store()).append(tail)

@@ -1,0 +1,1 @@
+"""Conversation services: the ports every store adapter implements."""

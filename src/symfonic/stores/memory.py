@@ -1,0 +1,147 @@
+"""In-memory adapters, for tests and for an agent used without a host.
+
+They honour the same contracts as the SQL stores (the conformance suite runs them unchanged):
+the pause is atomic, the claim is won once, transcripts are append-only. Nothing survives the
+process, which is why a memory-backed host reports its pauses as resumable only within it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+
+from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.capabilities.human.turn_state import TurnState
+from symfonic.kernel.messages import Message
+from symfonic.kernel.plan import Services
+from symfonic.kernel.scope import Scope
+from symfonic.kernel.stages import TurnRequest
+from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+
+
+class MemoryStore:
+    """Every port over plain dictionaries, guarded by one lock."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._transcripts: dict[tuple[str, str], list[Message]] = {}
+        self._states: dict[str, TurnState] = {}
+        self._pauses: dict[str, PauseRecord] = {}
+        self.closed = False
+
+    # transcripts
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> list[Message]:
+        messages = self._transcripts.get((scope.key, session_id), [])
+        return list(messages if upto is None else messages[:upto])
+
+    async def append(self, tail: TranscriptTail) -> None:
+        async with self._lock:
+            self._check_tail(tail)
+            self._apply_tail(tail)
+
+    # checkpoints
+    def new_checkpoint_id(self) -> str:
+        return uuid.uuid4().hex
+
+    async def load_state(self, checkpoint_id: str) -> TurnState | None:
+        return self._states.get(checkpoint_id)
+
+    # ledger
+    async def issue(self, issue: PauseIssue) -> None:
+        async with self._lock:
+            if issue.record.jti in self._pauses or issue.state.checkpoint_id in self._states:
+                raise StoreError(f"pause {issue.record.jti} or its checkpoint exists already")
+            self._check_tail(issue.tail)
+            finishing = self._finishable(issue.finishes) if issue.finishes else None
+            self._apply_tail(issue.tail)
+            self._states[issue.state.checkpoint_id] = issue.state
+            self._pauses[issue.record.jti] = issue.record
+            if issue.finishes and finishing:
+                self._record_finish(issue.finishes, finishing)
+
+    async def get(self, jti: str) -> PauseRecord | None:
+        return self._pauses.get(jti)
+
+    async def claim(self, jti: str, now: float) -> Claim:
+        async with self._lock:
+            record = self._pauses.get(jti)
+            if record is None or record.status != "outstanding" or record.expires_at <= now:
+                return Claim(won=False, record=record)
+            claimed = dataclasses.replace(record, status="claimed", claimed_at=now)
+            self._pauses[jti] = claimed
+            return Claim(won=True, record=claimed)
+
+    async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
+        async with self._lock:
+            record = self._finishable(finish)
+            if tail is not None:
+                self._check_tail(tail)
+                self._apply_tail(tail)
+            self._record_finish(finish, record)
+
+    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
+        rows = [r for r in self._pauses.values() if r.scope == scope
+                and r.status == "outstanding" and r.expires_at > now]
+        return sorted(rows, key=lambda r: (r.issued_at, r.jti))[:limit]
+
+    async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
+        return any(r.scope == scope and r.session_id == session_id and r.status == "outstanding"
+                   and r.expires_at > now for r in self._pauses.values())
+
+    async def revoke(self, jti: str, now: float) -> bool:
+        async with self._lock:
+            record = self._pauses.get(jti)
+            if record is None or record.status != "outstanding":
+                return False
+            self._pauses[jti] = dataclasses.replace(record, status="revoked", finished_at=now)
+            return True
+
+    async def sweep_expired(self, now: float) -> int:
+        async with self._lock:
+            expired = [r for r in self._pauses.values()
+                       if r.status == "outstanding" and r.expires_at <= now]
+            for record in expired:
+                self._pauses[record.jti] = dataclasses.replace(record, status="expired")
+            return len(expired)
+
+    async def close(self) -> None:
+        self.closed = True
+
+    def _check_tail(self, tail: TranscriptTail) -> None:
+        have = len(self._transcripts.get((tail.scope.key, tail.session_id), []))
+        if have != tail.start:
+            raise TranscriptConflict(
+                f"session {tail.session_id!r} holds {have} messages; the append expected "
+                f"{tail.start}")
+
+    def _apply_tail(self, tail: TranscriptTail) -> None:
+        self._transcripts.setdefault((tail.scope.key, tail.session_id), []).extend(tail.messages)
+
+    def _finishable(self, finish: Finish) -> PauseRecord:
+        record = self._pauses.get(finish.jti)
+        if record is None or record.status != "claimed":
+            raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
+        return record
+
+    def _record_finish(self, finish: Finish, record: PauseRecord) -> None:
+        self._pauses[finish.jti] = dataclasses.replace(
+            record, status=finish.status, finished_at=finish.finished_at, outcome=finish.outcome)
+
+
+class MemoryRuntime:
+    """The runtime of an agent used alone: an in-memory transcript, no durable pauses."""
+
+    def __init__(self) -> None:
+        self._store = MemoryStore()
+
+    @property
+    def transcripts(self) -> MemoryStore:
+        return self._store
+
+    def services(self, spec: object, request: TurnRequest,
+                 resumed_from: str | None = None) -> Services:
+        return Services()
+
+    async def session_paused(self, scope: Scope, session_id: str) -> bool:
+        return False

@@ -1,0 +1,117 @@
+"""The SQL both relational adapters share: schema, statements and row mapping.
+
+Statements are written with ``?`` placeholders (SQLite's style); the PostgreSQL adapter converts
+them with :func:`to_format_style`. The schema is a version-indexed list of migrations, applied in
+order by each adapter under its own lock (SQLite's write lock, PostgreSQL's advisory lock).
+
+Transcripts are rows keyed by (scope, session, seq): appending writes only the new rows, which is
+why a pause costs the same at any history length.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from symfonic.capabilities.human.ledger import LEDGER_FORMAT, PauseRecord
+from symfonic.kernel.messages import Message
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import TranscriptTail
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE symfonic_messages (
+            scope TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+            body TEXT NOT NULL, PRIMARY KEY (scope, session_id, seq))""",
+        """CREATE TABLE symfonic_checkpoints (
+            checkpoint_id TEXT PRIMARY KEY, scope TEXT NOT NULL, session_id TEXT NOT NULL,
+            state TEXT NOT NULL)""",
+        """CREATE TABLE symfonic_pauses (
+            jti TEXT PRIMARY KEY, scope TEXT NOT NULL, run_id TEXT NOT NULL,
+            root_run_id TEXT NOT NULL, session_id TEXT NOT NULL, thread_id TEXT NOT NULL,
+            checkpoint_id TEXT NOT NULL REFERENCES symfonic_checkpoints (checkpoint_id),
+            name TEXT NOT NULL, kind TEXT NOT NULL, tool_call_id TEXT NOT NULL, pin TEXT NOT NULL,
+            payload TEXT NOT NULL, answer_schema TEXT, issued_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL, status TEXT NOT NULL,
+            claimed_at DOUBLE PRECISION, finished_at DOUBLE PRECISION, outcome TEXT,
+            format INTEGER NOT NULL)""",
+        """CREATE INDEX symfonic_pauses_by_scope
+            ON symfonic_pauses (scope, status, issued_at)""",
+        """CREATE INDEX symfonic_pauses_by_session
+            ON symfonic_pauses (scope, session_id, status)""",
+    ),
+)
+"""Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables."""
+
+PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
+                 "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
+                 "claimed_at, finished_at, outcome, format")
+
+NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
+            "WHERE scope = ? AND session_id = ?")
+INSERT_MESSAGE = "INSERT INTO symfonic_messages (scope, session_id, seq, body) VALUES (?, ?, ?, ?)"
+LOAD_MESSAGES = ("SELECT body FROM symfonic_messages WHERE scope = ? AND session_id = ? "
+                 "AND seq < ? ORDER BY seq")
+INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, session_id, state) "
+                     "VALUES (?, ?, ?, ?)")
+LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
+INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
+                f"({', '.join('?' * 20)})")
+GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
+CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ? WHERE jti = ? "
+         f"AND status = 'outstanding' AND expires_at > ? RETURNING {PAUSE_COLUMNS}")
+FINISH = ("UPDATE symfonic_pauses SET status = ?, finished_at = ?, outcome = ? "
+          "WHERE jti = ? AND status = 'claimed'")
+OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? "
+               "AND status = 'outstanding' AND expires_at > ? ORDER BY issued_at, jti LIMIT ?")
+SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id = ? "
+                  "AND status = 'outstanding' AND expires_at > ? LIMIT 1")
+REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "
+          "WHERE jti = ? AND status = 'outstanding'")
+SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' "
+         "WHERE status = 'outstanding' AND expires_at <= ?")
+
+
+def to_format_style(statement: str) -> str:
+    """``?`` placeholders to ``%s`` (psycopg's style); no statement here contains a literal ?."""
+    return statement.replace("?", "%s")
+
+
+def message_rows(tail: TranscriptTail) -> list[tuple[str, str, int, str]]:
+    return [(tail.scope.key, tail.session_id, tail.start + offset, _dump(message.to_dict()))
+            for offset, message in enumerate(tail.messages)]
+
+
+def messages_of(rows: Sequence[Sequence[Any]]) -> list[Message]:
+    return [Message.from_dict(json.loads(row[0])) for row in rows]
+
+
+def pause_row(record: PauseRecord) -> tuple[Any, ...]:
+    return (record.jti, record.scope.key, record.run_id, record.root_run_id, record.session_id,
+            record.thread_id, record.checkpoint_id, record.name, record.kind, record.tool_call_id,
+            record.pin, _dump(record.payload),
+            None if record.answer_schema is None else _dump(record.answer_schema),
+            record.issued_at, record.expires_at, record.status, record.claimed_at,
+            record.finished_at, None if record.outcome is None else _dump(record.outcome),
+            LEDGER_FORMAT)
+
+
+def record_of(row: Sequence[Any]) -> PauseRecord:
+    if row[19] > LEDGER_FORMAT:
+        raise ValueError(f"ledger row format {row[19]}; this symfonic reads up to {LEDGER_FORMAT}")
+    return PauseRecord(
+        jti=row[0], scope=Scope(tenant=row[1]), run_id=row[2], root_run_id=row[3],
+        session_id=row[4], thread_id=row[5], checkpoint_id=row[6], name=row[7], kind=row[8],
+        tool_call_id=row[9], pin=row[10], payload=json.loads(row[11]),
+        answer_schema=None if row[12] is None else json.loads(row[12]), issued_at=row[13],
+        expires_at=row[14], status=row[15], claimed_at=row[16], finished_at=row[17],
+        outcome=None if row[18] is None else json.loads(row[18]))
+
+
+def dump_json(value: Any) -> str:
+    return _dump(value)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)

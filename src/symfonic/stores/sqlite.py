@@ -1,0 +1,217 @@
+"""SQLite: the embedded default. One file, WAL, one writer transaction per pause.
+
+The standard library's ``sqlite3`` is synchronous, so every store owns one connection used from
+one dedicated thread; async callers hand it work through ``run_in_executor``. Writes open with
+``BEGIN IMMEDIATE`` so that concurrent processes queue on SQLite's write lock (``busy_timeout``)
+instead of failing at commit, which is what makes the claim safe across processes: the
+conditional ``UPDATE ... RETURNING`` runs while the lock is held, and exactly one caller sees
+its row come back.
+
+``synchronous=FULL`` by default: a commit that returned is on disk, so ``resumable=True`` is
+earned. ``NORMAL`` is faster and may lose the last commits on power loss (not on a process crash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.capabilities.human.turn_state import TurnState
+from symfonic.kernel.messages import Message
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.stores import sql
+
+T = TypeVar("T")
+Synchronous = Literal["FULL", "NORMAL", "EXTRA"]
+
+
+class SQLiteStore:
+    """Every port over one SQLite file."""
+
+    def __init__(self, path: str | Path, *, synchronous: Synchronous = "FULL",
+                 busy_timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self._synchronous = synchronous
+        self._busy_ms = int(busy_timeout * 1000)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="symfonic-sqlite")
+        self._conn: sqlite3.Connection | None = None
+
+    @classmethod
+    async def open(cls, path: str | Path, **options: Any) -> SQLiteStore:
+        store = cls(path, **options)
+        await store.setup()
+        return store
+
+    async def setup(self) -> None:
+        """Open the file and migrate it; safe when several processes open it at once."""
+        await self._call(self._connect)
+
+    def _connect(self) -> None:
+        if self._conn is not None:
+            return
+        if self.path.parent and str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        self._conn = conn
+        self._transaction(_migrate)
+
+    # transcripts
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> list[Message]:
+        limit = upto if upto is not None else 2**62
+        rows = await self._read(lambda c: c.execute(sql.LOAD_MESSAGES,
+                                                    (scope.key, session_id, limit)).fetchall())
+        return sql.messages_of(rows)
+
+    async def append(self, tail: TranscriptTail) -> None:
+        await self._write(lambda c: _append(c, tail))
+
+    # checkpoints
+    def new_checkpoint_id(self) -> str:
+        return uuid.uuid4().hex
+
+    async def load_state(self, checkpoint_id: str) -> TurnState | None:
+        row = await self._read(lambda c: c.execute(sql.LOAD_CHECKPOINT,
+                                                   (checkpoint_id,)).fetchone())
+        return None if row is None else TurnState.from_dict(_loads(row[0]))
+
+    # ledger
+    async def issue(self, issue: PauseIssue) -> None:
+        def write(c: sqlite3.Connection) -> None:
+            _append(c, issue.tail)
+            c.execute(sql.INSERT_CHECKPOINT, (issue.state.checkpoint_id, issue.state.scope.key,
+                                              issue.state.session_id,
+                                              sql.dump_json(issue.state.to_dict())))
+            c.execute(sql.INSERT_PAUSE, sql.pause_row(issue.record))
+            if issue.finishes is not None:
+                _finish(c, issue.finishes)
+
+        await self._write(write)
+
+    async def get(self, jti: str) -> PauseRecord | None:
+        row = await self._read(lambda c: c.execute(sql.GET_PAUSE, (jti,)).fetchone())
+        return None if row is None else sql.record_of(row)
+
+    async def claim(self, jti: str, now: float) -> Claim:
+        def write(c: sqlite3.Connection) -> Claim:
+            row = c.execute(sql.CLAIM, (now, jti, now)).fetchone()
+            if row is not None:
+                return Claim(won=True, record=sql.record_of(row))
+            current = c.execute(sql.GET_PAUSE, (jti,)).fetchone()
+            return Claim(won=False, record=None if current is None else sql.record_of(current))
+
+        return await self._write(write)
+
+    async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
+        def write(c: sqlite3.Connection) -> None:
+            _finish(c, finish)
+            if tail is not None:
+                _append(c, tail)
+
+        await self._write(write)
+
+    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
+        rows = await self._read(lambda c: c.execute(sql.OUTSTANDING,
+                                                    (scope.key, now, limit)).fetchall())
+        return [sql.record_of(row) for row in rows]
+
+    async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
+        row = await self._read(lambda c: c.execute(sql.SESSION_PAUSED,
+                                                   (scope.key, session_id, now)).fetchone())
+        return row is not None
+
+    async def revoke(self, jti: str, now: float) -> bool:
+        return await self._write(lambda c: c.execute(sql.REVOKE, (now, jti)).rowcount == 1)
+
+    async def sweep_expired(self, now: float) -> int:
+        return await self._write(lambda c: c.execute(sql.SWEEP, (now,)).rowcount)
+
+    async def close(self) -> None:
+        def shut() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        await self._call(shut)
+        self._executor.shutdown(wait=True)
+
+    # plumbing
+    async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._call(lambda: work(self._connection()))
+
+    async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._call(lambda: self._transaction(work))
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the SQLite store {self.path} is closed")
+        return self._conn
+
+    async def _call(self, work: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, work)
+        except sqlite3.IntegrityError as error:
+            raise StoreError(f"SQLite refused the write: {error}") from error
+        except sqlite3.Error as error:
+            raise StoreError(f"SQLite failed: {error}") from error
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)")
+    row = conn.execute("SELECT version FROM symfonic_schema").fetchone()
+    version = 0 if row is None else int(row[0])
+    if version > len(sql.MIGRATIONS):
+        raise StoreError(f"the database schema is version {version}; this symfonic knows "
+                         f"{len(sql.MIGRATIONS)}: upgrade symfonic")
+    for statements in sql.MIGRATIONS[version:]:
+        for statement in statements:
+            conn.execute(statement)
+    if row is None:
+        conn.execute("INSERT INTO symfonic_schema (version) VALUES (?)", (len(sql.MIGRATIONS),))
+    else:
+        conn.execute("UPDATE symfonic_schema SET version = ?", (len(sql.MIGRATIONS),))
+
+
+def _append(conn: sqlite3.Connection, tail: TranscriptTail) -> None:
+    if not tail.messages:
+        return
+    have = conn.execute(sql.NEXT_SEQ, (tail.scope.key, tail.session_id)).fetchone()[0]
+    if have != tail.start:
+        raise TranscriptConflict(f"session {tail.session_id!r} holds {have} messages; the "
+                                 f"append expected {tail.start}")
+    conn.executemany(sql.INSERT_MESSAGE, sql.message_rows(tail))
+
+
+def _finish(conn: sqlite3.Connection, finish: Finish) -> None:
+    changed = conn.execute(sql.FINISH, (finish.status, finish.finished_at,
+                                        sql.dump_json(finish.outcome), finish.jti)).rowcount
+    if changed != 1:
+        raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
+
+
+def _loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)
