@@ -1,0 +1,1 @@
+"""Example agents shipped with symfonic, used by ``symfonic demo`` and ``symfonic serve``."""

@@ -1,0 +1,82 @@
+"""A support desk agent: it looks orders up, and refunds only with a person's approval.
+
+Its model is a :class:`~symfonic.models.FunctionModel` that decides from the transcript alone, so
+the demo runs without a network or an API key, and a turn paused by one process is continued by
+another exactly as a real model would continue it.
+
+Refunds are appended to a ledger file (``SYMFONIC_DEMO_REFUNDS``, default
+``.symfonic/refunds.log``) so you can see that an approved refund ran exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from symfonic.agent import AgentSpec
+from symfonic.capabilities.human import HumanInteraction
+from symfonic.kernel.messages import Message, ModelReply, ToolCall
+from symfonic.kernel.tooling import ToolSchema
+from symfonic.models import FunctionModel
+from symfonic.tools import tool
+
+ORDERS = {42: 59.90, 7: 12.50, 1234: 310.00}
+
+
+def refunds_file() -> Path:
+    return Path(os.environ.get("SYMFONIC_DEMO_REFUNDS", ".symfonic/refunds.log"))
+
+
+@tool
+def lookup_order(order_id: int) -> dict[str, object]:
+    """Look an order up by its number: its total and whether it can be refunded."""
+    if order_id not in ORDERS:
+        raise LookupError(f"there is no order {order_id}")
+    return {"order_id": order_id, "total": ORDERS[order_id], "refundable": True}
+
+
+@tool
+def issue_refund(order_id: int, amount: float) -> str:
+    """Refund ``amount`` on an order. Needs a person's approval."""
+    path = refunds_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as ledger:
+        ledger.write(json.dumps({"order_id": order_id, "amount": amount}) + "\n")
+    return f"Refunded {amount:.2f} on order {order_id}."
+
+
+def support_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    """What a careful support model would do next, read off the transcript."""
+    last = messages[-1]
+    if last.role == "user":
+        match = re.search(r"\d+", last.content)
+        if match is None:
+            return ModelReply(text="Which order is this about? Please give me its number.")
+        order_id = int(match.group())
+        return ModelReply(text=f"Let me look up order {order_id}.", tool_calls=[
+            ToolCall(id=f"lookup-{order_id}", name="lookup_order", arguments={"order_id": order_id})])
+    if last.role == "tool" and last.tool_call_id and last.tool_call_id.startswith("lookup-"):
+        if last.content.startswith("Error"):
+            return ModelReply(text=f"I could not find that order: {last.content}")
+        order = json.loads(last.content)
+        return ModelReply(text=f"Order {order['order_id']} totals {order['total']:.2f}; "
+                          "I will refund it once approved.", tool_calls=[
+            ToolCall(id=f"refund-{order['order_id']}", name="issue_refund",
+                     arguments={"order_id": order["order_id"], "amount": order["total"]})])
+    if last.role == "tool":
+        return ModelReply(text=f"Done. {last.content}")
+    return ModelReply(text="How can I help?")
+
+
+def support_agent() -> AgentSpec:
+    """The demo's agent definition."""
+    return AgentSpec(
+        name="support",
+        model=FunctionModel(support_policy, name="support_policy"),
+        instructions="You are a support agent. Refunds need a person's approval.",
+        tools=[lookup_order, issue_refund],
+        capabilities=[HumanInteraction(approvals=["issue_refund"])],
+    )

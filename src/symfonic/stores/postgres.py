@@ -1,0 +1,201 @@
+"""PostgreSQL: many hosts sharing one database (``pip install 'symfonic[postgres]'``).
+
+psycopg 3 with a connection pool. The claim is one conditional ``UPDATE ... RETURNING``: under
+READ COMMITTED a concurrent claimer blocks on the row lock, then re-checks ``status =
+'outstanding'`` against the committed row and matches nothing, so exactly one host wins however
+many race. A pause's transcript tail, turn state and ledger row commit in one transaction.
+
+Migrations run on open under a transaction-scoped advisory lock, so hosts starting together
+against an empty database migrate it exactly once. Driver errors never leave this module: they
+become :class:`~symfonic.services.conversation.StoreError` (or ``TranscriptConflict``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.capabilities.human.turn_state import TurnState
+from symfonic.kernel.messages import Message
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.stores import sql
+
+try:
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool
+except ImportError as missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError("PostgreSQL support needs its extra: pip install 'symfonic[postgres]'") from missing
+
+T = TypeVar("T")
+Connection = psycopg.AsyncConnection[Any]
+_MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic schema change
+
+_S = {name: sql.to_format_style(getattr(sql, name)) for name in (
+    "NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
+    "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "FINISH", "OUTSTANDING", "SESSION_PAUSED", "REVOKE",
+    "SWEEP")}
+
+
+class PostgresStore:
+    """Every port over one PostgreSQL database, through a pool."""
+
+    def __init__(self, pool: AsyncConnectionPool[Connection]) -> None:
+        self._pool = pool
+
+    @classmethod
+    async def open(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> PostgresStore:
+        pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
+            url, min_size=min_size, max_size=max_size, open=False,
+            kwargs={"autocommit": True}, check=AsyncConnectionPool.check_connection)
+        try:
+            await pool.open(wait=True, timeout=30)
+        except psycopg.Error as error:
+            await pool.close()
+            raise StoreError(f"PostgreSQL is unreachable: {error}") from error
+        store = cls(pool)
+        try:
+            await store.setup()
+        except BaseException:
+            await pool.close()
+            raise
+        return store
+
+    async def setup(self) -> None:
+        """Apply pending migrations; concurrent hosts wait on the advisory lock, then find none."""
+
+        async def migrate(conn: Connection) -> None:
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            await conn.execute("CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)")
+            row = await (await conn.execute("SELECT version FROM symfonic_schema")).fetchone()
+            version = 0 if row is None else int(row[0])
+            if version > len(sql.MIGRATIONS):
+                raise StoreError(f"the database schema is version {version}; this symfonic "
+                                 f"knows {len(sql.MIGRATIONS)}: upgrade symfonic")
+            for statements in sql.MIGRATIONS[version:]:
+                for statement in statements:
+                    await conn.execute(statement)
+            if row is None:
+                await conn.execute("INSERT INTO symfonic_schema (version) VALUES (%s)",
+                                   (len(sql.MIGRATIONS),))
+            elif version < len(sql.MIGRATIONS):
+                await conn.execute("UPDATE symfonic_schema SET version = %s", (len(sql.MIGRATIONS),))
+
+        await self._write(migrate)
+
+    # transcripts
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> list[Message]:
+        limit = upto if upto is not None else 2**62
+        rows = await self._fetchall(_S["LOAD_MESSAGES"], (scope.key, session_id, limit))
+        return sql.messages_of(rows)
+
+    async def append(self, tail: TranscriptTail) -> None:
+        await self._write(lambda conn: _append(conn, tail))
+
+    # checkpoints
+    def new_checkpoint_id(self) -> str:
+        return uuid.uuid4().hex
+
+    async def load_state(self, checkpoint_id: str) -> TurnState | None:
+        rows = await self._fetchall(_S["LOAD_CHECKPOINT"], (checkpoint_id,))
+        return None if not rows else TurnState.from_dict(_json(rows[0][0]))
+
+    # ledger
+    async def issue(self, issue: PauseIssue) -> None:
+        async def write(conn: Connection) -> None:
+            await _append(conn, issue.tail)
+            await conn.execute(_S["INSERT_CHECKPOINT"], (
+                issue.state.checkpoint_id, issue.state.scope.key, issue.state.session_id,
+                sql.dump_json(issue.state.to_dict())))
+            await conn.execute(_S["INSERT_PAUSE"], sql.pause_row(issue.record))
+            if issue.finishes is not None:
+                await _finish(conn, issue.finishes)
+
+        await self._write(write)
+
+    async def get(self, jti: str) -> PauseRecord | None:
+        rows = await self._fetchall(_S["GET_PAUSE"], (jti,))
+        return None if not rows else sql.record_of(rows[0])
+
+    async def claim(self, jti: str, now: float) -> Claim:
+        rows = await self._fetchall(_S["CLAIM"], (now, jti, now))
+        if rows:
+            return Claim(won=True, record=sql.record_of(rows[0]))
+        return Claim(won=False, record=await self.get(jti))
+
+    async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
+        async def write(conn: Connection) -> None:
+            await _finish(conn, finish)
+            if tail is not None:
+                await _append(conn, tail)
+
+        await self._write(write)
+
+    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
+        rows = await self._fetchall(_S["OUTSTANDING"], (scope.key, now, limit))
+        return [sql.record_of(row) for row in rows]
+
+    async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
+        return bool(await self._fetchall(_S["SESSION_PAUSED"], (scope.key, session_id, now)))
+
+    async def revoke(self, jti: str, now: float) -> bool:
+        return await self._rowcount(_S["REVOKE"], (now, jti)) == 1
+
+    async def sweep_expired(self, now: float) -> int:
+        return await self._rowcount(_S["SWEEP"], (now,))
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    # plumbing
+    async def _fetchall(self, statement: str, params: tuple[Any, ...]) -> list[Any]:
+        async with self._connection() as conn:
+            return await (await conn.execute(statement, params)).fetchall()
+
+    async def _rowcount(self, statement: str, params: tuple[Any, ...]) -> int:
+        async with self._connection() as conn:
+            return (await conn.execute(statement, params)).rowcount
+
+    async def _write(self, work: Callable[[Connection], Awaitable[T]]) -> T:
+        async with self._connection() as conn, conn.transaction():
+            return await work(conn)
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except psycopg.errors.UniqueViolation as error:
+            if error.diag.table_name == "symfonic_messages":
+                raise TranscriptConflict(f"another writer took the transcript position: {error}") from error
+            raise StoreError(f"PostgreSQL refused the write: {error}") from error
+        except psycopg.Error as error:
+            raise StoreError(f"PostgreSQL failed: {error}") from error
+
+
+async def _append(conn: Connection, tail: TranscriptTail) -> None:
+    if not tail.messages:
+        return
+    row = await (await conn.execute(_S["NEXT_SEQ"], (tail.scope.key, tail.session_id))).fetchone()
+    have = 0 if row is None else int(row[0])
+    if have != tail.start:
+        raise TranscriptConflict(f"session {tail.session_id!r} holds {have} messages; the append "
+                                 f"expected {tail.start}")
+    async with conn.cursor() as cursor:
+        await cursor.executemany(_S["INSERT_MESSAGE"], sql.message_rows(tail))
+
+
+async def _finish(conn: Connection, finish: Finish) -> None:
+    cursor = await conn.execute(_S["FINISH"], (
+        finish.status, finish.finished_at, sql.dump_json(finish.outcome), finish.jti))
+    if cursor.rowcount != 1:
+        raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
+
+
+def _json(text: str) -> Any:
+    import json
+
+    return json.loads(text)

@@ -1,0 +1,227 @@
+"""The store conformance suite: one set of behaviours every adapter must show, unchanged.
+
+Subclass :class:`StoreConformance` in a test module and provide an async ``store`` fixture that
+yields a fresh, empty store; pytest then runs every ``test_*`` below against it. The memory,
+SQLite and PostgreSQL adapters all run it (``tests/stores/test_conformance.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+
+from symfonic.capabilities.human.ledger import Finish, PauseIssue, PauseRecord
+from symfonic.capabilities.human.turn_state import TurnState
+from symfonic.kernel.messages import Message, ToolCall
+from symfonic.kernel.scope import Scope
+from symfonic.kernel.stages import AnsweredCall
+from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+
+NOW = 1_800_000_000.0
+ACME = Scope(tenant="acme")
+GLOBEX = Scope(tenant="globex")
+
+
+def tail(scope: Scope, session: str, start: int, *texts: str) -> TranscriptTail:
+    return TranscriptTail(scope=scope, session_id=session, start=start,
+                          messages=tuple(Message("user", t) for t in texts))
+
+
+def pause_issue(scope: Scope = ACME, session: str = "s1", start: int = 0, *,
+                ttl: float = 3600, issued_at: float = NOW, finishes: Finish | None = None,
+                messages: int = 2) -> PauseIssue:
+    """A well-formed pause: ``messages`` new transcript rows, its turn state and ledger row."""
+    jti, checkpoint = uuid.uuid4().hex, uuid.uuid4().hex
+    call = ToolCall(id=f"call-{jti[:6]}", name="ask_user", arguments={"question": "why?"})
+    other = ToolCall(id=f"other-{jti[:6]}", name="lookup", arguments={"id": 1})
+    new = [Message("user", f"hello {i}") for i in range(messages - 1)]
+    new.append(Message("assistant", "", (call, other)))
+    state = TurnState(checkpoint_id=checkpoint, scope=scope, session_id=session, thread_id=session,
+                      run_id="run-1", root_run_id="run-0", transcript_position=start + len(new),
+                      round=(call, other), paused_call_id=call.id,
+                      resolved={"earlier": AnsweredCall(call_id="earlier", content="yes")})
+    record = PauseRecord(jti=jti, scope=scope, run_id="run-1", root_run_id="run-0",
+                         session_id=session, thread_id=session, checkpoint_id=checkpoint,
+                         name="ask_user", kind="ask_user", tool_call_id=call.id, pin="agent@1",
+                         payload={"interrupt": "ask_user", "question": {"question": "why?"}},
+                         answer_schema={"type": "string"}, issued_at=issued_at,
+                         expires_at=issued_at + ttl)
+    return PauseIssue(record=record, state=state, finishes=finishes,
+                      tail=TranscriptTail(scope=scope, session_id=session, start=start,
+                                          messages=tuple(new)))
+
+
+class StoreConformance:
+    """Behaviours shared by every store; ``store`` is a fixture the subclass provides."""
+
+    # transcripts
+    async def test_append_then_load_in_order(self, store: Any) -> None:
+        await store.append(tail(ACME, "s1", 0, "a", "b"))
+        await store.append(tail(ACME, "s1", 2, "c"))
+        assert [m.content for m in await store.load(ACME, "s1")] == ["a", "b", "c"]
+        assert [m.content for m in await store.load(ACME, "s1", upto=2)] == ["a", "b"]
+
+    async def test_append_at_a_taken_position_conflicts_and_writes_nothing(self, store: Any) -> None:
+        await store.append(tail(ACME, "s1", 0, "a"))
+        for start in (0, 2):
+            with pytest.raises(TranscriptConflict):
+                await store.append(tail(ACME, "s1", start, "x", "y"))
+        assert [m.content for m in await store.load(ACME, "s1")] == ["a"]
+
+    async def test_transcripts_are_per_scope_and_session(self, store: Any) -> None:
+        await store.append(tail(ACME, "s1", 0, "acme"))
+        await store.append(tail(GLOBEX, "s1", 0, "globex"))
+        assert [m.content for m in await store.load(GLOBEX, "s1")] == ["globex"]
+        assert await store.load(ACME, "s2") == []
+
+    async def test_messages_round_trip_with_tool_calls(self, store: Any) -> None:
+        call = ToolCall(id="c1", name="t", arguments={"nested": {"a": [1, 2]}, "s": "é"})
+        messages = (Message("assistant", "hi", (call,)), Message("tool", "ok", tool_call_id="c1"))
+        await store.append(TranscriptTail(scope=ACME, session_id="s", start=0, messages=messages))
+        assert tuple(await store.load(ACME, "s")) == messages
+
+    # issuing
+    async def test_issue_writes_row_state_and_tail_together(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        assert await store.get(issue.record.jti) == issue.record
+        assert await store.load_state(issue.state.checkpoint_id) == issue.state
+        assert tuple(await store.load(ACME, "s1")) == issue.tail.messages
+
+    async def test_issue_with_a_conflicting_tail_writes_nothing(self, store: Any) -> None:
+        await store.append(tail(ACME, "s1", 0, "a"))
+        issue = pause_issue(start=0)
+        with pytest.raises(StoreError):
+            await store.issue(issue)
+        assert await store.get(issue.record.jti) is None
+        assert await store.load_state(issue.state.checkpoint_id) is None
+        assert len(await store.load(ACME, "s1")) == 1
+
+    async def test_issuing_one_jti_twice_is_refused(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        again = PauseIssue(record=issue.record, state=issue.state,
+                           tail=tail(ACME, "s1", 2, "more"))
+        with pytest.raises(StoreError):
+            await store.issue(again)
+        assert len(await store.load(ACME, "s1")) == 2
+
+    # claiming
+    async def test_exactly_one_claim_wins(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        first = await store.claim(issue.record.jti, NOW + 1)
+        second = await store.claim(issue.record.jti, NOW + 2)
+        assert first.won and first.record.status == "claimed"
+        assert first.record.claimed_at == NOW + 1
+        assert not second.won and second.record.status == "claimed"
+
+    async def test_concurrent_claims_have_one_winner(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        claims = await asyncio.gather(*(store.claim(issue.record.jti, NOW) for _ in range(20)))
+        assert sum(c.won for c in claims) == 1
+
+    async def test_claiming_an_unknown_pause_finds_nothing(self, store: Any) -> None:
+        claim = await store.claim("nope", NOW)
+        assert not claim.won and claim.record is None
+
+    async def test_an_expired_pause_cannot_be_claimed(self, store: Any) -> None:
+        issue = pause_issue(ttl=10)
+        await store.issue(issue)
+        claim = await store.claim(issue.record.jti, NOW + 10)
+        assert not claim.won and claim.record.status == "outstanding"
+
+    async def test_a_revoked_pause_cannot_be_claimed(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        assert await store.revoke(issue.record.jti, NOW) is True
+        assert await store.revoke(issue.record.jti, NOW) is False
+        claim = await store.claim(issue.record.jti, NOW)
+        assert not claim.won and claim.record.status == "revoked"
+
+    # finishing
+    async def test_finish_records_outcome_and_appends_the_turn(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        await store.claim(issue.record.jti, NOW)
+        finish = Finish(jti=issue.record.jti, status="completed", outcome={"output": "ok"},
+                        finished_at=NOW + 5)
+        await store.finish(finish, tail(ACME, "s1", 2, "answer", "final"))
+        record = await store.get(issue.record.jti)
+        assert (record.status, record.outcome, record.finished_at) == (
+            "completed", {"output": "ok"}, NOW + 5)
+        assert [m.content for m in await store.load(ACME, "s1")][2:] == ["answer", "final"]
+
+    async def test_finish_needs_a_claim_and_then_writes_nothing(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        finish = Finish(jti=issue.record.jti, status="failed", outcome={}, finished_at=NOW)
+        with pytest.raises(StoreError):
+            await store.finish(finish, tail(ACME, "s1", 2, "x"))
+        assert (await store.get(issue.record.jti)).status == "outstanding"
+        assert len(await store.load(ACME, "s1")) == 2
+
+    async def test_finish_with_a_conflicting_tail_leaves_the_claim(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        await store.claim(issue.record.jti, NOW)
+        finish = Finish(jti=issue.record.jti, status="completed", outcome={}, finished_at=NOW)
+        with pytest.raises(TranscriptConflict):
+            await store.finish(finish, tail(ACME, "s1", 0, "x"))
+        assert (await store.get(issue.record.jti)).status == "claimed"
+
+    async def test_pausing_again_records_the_previous_outcome_atomically(self, store: Any) -> None:
+        first = pause_issue()
+        await store.issue(first)
+        await store.claim(first.record.jti, NOW)
+        finish = Finish(jti=first.record.jti, status="paused_again", outcome={"next": "x"},
+                        finished_at=NOW)
+        second = pause_issue(start=2, finishes=finish)
+        await store.issue(second)
+        assert (await store.get(first.record.jti)).status == "paused_again"
+        assert (await store.get(second.record.jti)).status == "outstanding"
+
+    async def test_pausing_again_for_an_unclaimed_pause_writes_nothing(self, store: Any) -> None:
+        first = pause_issue()
+        await store.issue(first)
+        finish = Finish(jti=first.record.jti, status="paused_again", outcome={}, finished_at=NOW)
+        second = pause_issue(start=2, finishes=finish)
+        with pytest.raises(StoreError):
+            await store.issue(second)
+        assert await store.get(second.record.jti) is None
+        assert (await store.get(first.record.jti)).status == "outstanding"
+
+    # listing and housekeeping
+    async def test_outstanding_lists_only_the_scopes_live_pauses(self, store: Any) -> None:
+        older = pause_issue(session="a", issued_at=NOW - 5)
+        newer = pause_issue(session="b")
+        expired = pause_issue(session="c", ttl=1, issued_at=NOW - 10)
+        claimed = pause_issue(session="d")
+        foreign = pause_issue(GLOBEX, session="a")
+        for issue in (newer, older, expired, claimed, foreign):
+            await store.issue(issue)
+        await store.claim(claimed.record.jti, NOW)
+        listed = await store.outstanding(ACME, NOW)
+        assert [r.jti for r in listed] == [older.record.jti, newer.record.jti]
+        assert [r.jti for r in await store.outstanding(ACME, NOW, limit=1)] == [older.record.jti]
+        assert [r.jti for r in await store.outstanding(GLOBEX, NOW)] == [foreign.record.jti]
+
+    async def test_session_paused_sees_only_live_outstanding_pauses(self, store: Any) -> None:
+        issue = pause_issue(ttl=10)
+        await store.issue(issue)
+        assert await store.session_paused(ACME, "s1", NOW) is True
+        assert await store.session_paused(GLOBEX, "s1", NOW) is False
+        assert await store.session_paused(ACME, "s1", NOW + 10) is False
+
+    async def test_sweep_marks_expired_pauses(self, store: Any) -> None:
+        short, long = pause_issue(session="a", ttl=5), pause_issue(session="b", ttl=500)
+        await store.issue(short)
+        await store.issue(long)
+        assert await store.sweep_expired(NOW + 10) == 1
+        assert (await store.get(short.record.jti)).status == "expired"
+        assert (await store.get(long.record.jti)).status == "outstanding"
+        assert await store.sweep_expired(NOW + 10) == 0
