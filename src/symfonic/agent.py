@@ -114,6 +114,10 @@ class AgentRuntime(Protocol):
 
     async def session_paused(self, scope: Scope, session_id: str) -> bool: ...
 
+    def published(self, terminal: RunEvent) -> None:
+        """Told of every terminal event once it is stored; must not block (see ``Host.on_pause``)."""
+        ...
+
 
 Finalizer = Callable[[RunEvent, InvocationRunner], Awaitable[None]]
 
@@ -167,7 +171,7 @@ class Agent:
         runner = InvocationRunner(model=self.spec.model, plan=plan, request=request,
                                   history=history, new_input=new_input, resume=resume,
                                   max_rounds=self.spec.max_rounds, preamble=system)
-        return _finalized(runner, finalize)
+        return _finalized(runner, finalize, self._runtime.published)
 
     async def _append_on_completion(self, terminal: RunEvent, runner: InvocationRunner) -> None:
         if isinstance(terminal, Completed):
@@ -179,17 +183,19 @@ class Agent:
         """Release what the agent holds; the host owns shared stores and closes them itself."""
 
 
-async def _finalized(runner: InvocationRunner, finalize: Finalizer) -> AsyncIterator[RunEvent]:
+async def _finalized(runner: InvocationRunner, finalize: Finalizer,
+                     publish: Callable[[RunEvent], None]) -> AsyncIterator[RunEvent]:
     """Yield the run's events; persist before the terminal event is shown to anyone."""
     async for event in runner.events():
+        shown = event
         if isinstance(event, Completed | Failed | Paused):
             try:
                 await finalize(event, runner)
             except StoreError as failed:
-                yield Failed(run_id=event.run_id, error=f"the turn could not be stored: {failed}",
-                             error_type=type(failed).__name__)
-                return
-        yield event
+                shown = Failed(run_id=event.run_id, error=f"the turn could not be stored: {failed}",
+                               error_type=type(failed).__name__)
+            publish(shown)
+        yield shown
 
 
 def unanswered_calls(history: Sequence[Message]) -> list[str]:

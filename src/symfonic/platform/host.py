@@ -11,6 +11,7 @@ on first use, or explicitly with ``await host.start()`` / ``async with Host.open
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,6 +21,8 @@ from symfonic.agent import Agent, AgentSpec
 from symfonic.capabilities.human.contribution import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.capabilities.human.tokens import TokenKeys
+from symfonic.kernel.events import Paused, RunEvent
+from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
@@ -28,6 +31,8 @@ from symfonic.platform.resuming import LedgerContinuation, claims_of, ticket_of
 from symfonic.stores.opening import Store, open_store, resolve_url
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
+logger = logging.getLogger("symfonic.host")
+PauseListener = Callable[[PendingInterrupt, Scope], None]
 
 
 class Host:
@@ -47,6 +52,7 @@ class Host:
         self._agents: dict[tuple[str, Scope], Agent] = {}
         self._opening = asyncio.Lock()
         self._continuation: LedgerContinuation | None = None
+        self._pause_listeners: list[PauseListener] = []
 
     @classmethod
     def open(cls, url: str | None = None, *, agents: Sequence[AgentSpec],
@@ -125,6 +131,24 @@ class Host:
         """Mark pauses past their expiry as ``expired``; returns how many."""
         return await (await self.store()).sweep_expired(self._clock())
 
+    def on_pause(self, listener: PauseListener) -> None:
+        """Call ``listener(interrupt, scope)`` after every stored, resumable pause.
+
+        It runs inline in the pausing run, so it must only hand the pause off (put it on a
+        queue): a listener that blocks delays the run; one that raises is logged and ignored,
+        since the pause itself has already been stored and must still be reported.
+        """
+        self._pause_listeners.append(listener)
+
+    def _publish(self, event: RunEvent, scope: Scope) -> None:
+        if not isinstance(event, Paused) or not event.interrupt.resumable:
+            return
+        for listener in self._pause_listeners:
+            try:
+                listener(event.interrupt, scope)
+            except Exception:  # a listener's bug must not unreport a stored pause
+                logger.exception("pause listener %r failed", listener)
+
     def now(self) -> float:
         return self._clock()
 
@@ -166,6 +190,9 @@ class _HostRuntime:
     async def session_paused(self, scope: Scope, session_id: str) -> bool:
         store = await self._host.store()
         return await store.session_paused(scope, session_id, self._host.now())
+
+    def published(self, terminal: RunEvent) -> None:
+        self._host._publish(terminal, self._scope)
 
 
 class _LazyTranscripts:

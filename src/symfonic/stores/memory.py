@@ -13,6 +13,7 @@ import uuid
 
 from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
 from symfonic.capabilities.human.turn_state import TurnState
+from symfonic.kernel.events import RunEvent
 from symfonic.kernel.messages import Message
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
@@ -145,3 +146,6 @@ class MemoryRuntime:
 
     async def session_paused(self, scope: Scope, session_id: str) -> bool:
         return False
+
+    def published(self, terminal: RunEvent) -> None:
+        """An agent alone has nobody to tell."""

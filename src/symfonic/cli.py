@@ -1,0 +1,214 @@
+"""``symfonic``: the command line.
+
+``demo`` runs the example support agent on the embedded SQLite default: it pauses for approval of
+a refund, asks in the terminal (or takes ``--answer``), and resumes. ``pauses`` lists, shows and
+revokes a tenant's pauses; ``resume`` answers one from its token; ``serve`` starts the HTTP service
+and inbox; ``db migrate`` creates or upgrades the schema.
+
+Tokens are signed with ``$SYMFONIC_SECRET``; without it the CLI uses a development secret kept in
+``.symfonic/secret`` (created on first use, readable by its owner only), so that ``demo`` and
+``resume`` in two shells agree on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from symfonic.agent import RunOutcome
+from symfonic.kernel.scope import Scope
+from symfonic.platform.continuation import AnswerInvalid, UnknownPauseToken
+from symfonic.platform.host import SECRET_VARIABLE, Host
+
+T = TypeVar("T")
+app = typer.Typer(help="symfonic: agents whose turns can stop to ask a person.", no_args_is_help=True)
+pauses_app = typer.Typer(help="A tenant's pauses.", no_args_is_help=True)
+db_app = typer.Typer(help="The database.", no_args_is_help=True)
+app.add_typer(pauses_app, name="pauses")
+app.add_typer(db_app, name="db")
+console = Console()
+
+UrlOption = Annotated[str | None, typer.Option("--url", help="Database URL (default: "
+                                               "$SYMFONIC_DATABASE_URL or sqlite:///.symfonic/symfonic.db).")]
+TenantOption = Annotated[str, typer.Option("--tenant", help="The tenant (scope) to act in.")]
+DEV_SECRET_FILE = Path(".symfonic/secret")
+
+
+def development_secret() -> str:
+    """``$SYMFONIC_SECRET``, else the local development secret (made on first use)."""
+    configured = os.environ.get(SECRET_VARIABLE)
+    if configured:
+        return configured
+    if not DEV_SECRET_FILE.exists():
+        DEV_SECRET_FILE.parent.mkdir(parents=True, exist_ok=True)
+        DEV_SECRET_FILE.touch(mode=0o600)
+        DEV_SECRET_FILE.write_text(secrets.token_urlsafe(32))
+    return DEV_SECRET_FILE.read_text().strip()
+
+
+def open_host(url: str | None) -> Host:
+    from symfonic.examples.support import support_agent
+
+    return Host.open(url, agents=[support_agent()], secret=development_secret())
+
+
+def _run(work: Callable[[Host], Awaitable[T]], url: str | None) -> T:
+    async def main() -> T:
+        async with open_host(url) as host:
+            return await work(host)
+
+    return asyncio.run(main())
+
+
+@app.command()
+def demo(
+    url: UrlOption = None,
+    answer: Annotated[str | None, typer.Option(
+        help="approve, reject, or a JSON answer; asked in the terminal when omitted.")] = None,
+    request: Annotated[str, typer.Option(help="What the customer asks.")] = "Please refund order 42.",
+) -> None:
+    """Run the support agent: it pauses for approval of a refund, then resumes with the answer."""
+
+    async def work(host: Host) -> None:
+        agent = host.agent("support", Scope(tenant="demo"))
+        session = f"demo-{secrets.token_hex(4)}"
+        console.print(f"[bold]customer[/]: {request}")
+        outcome = await agent.run(request, session_id=session)
+        while outcome.status == "paused" and outcome.interrupt is not None:
+            interrupt = outcome.interrupt
+            console.print(f"[yellow]paused[/] for [bold]{interrupt.name}[/] "
+                          f"{json.dumps(interrupt.payload.get('question'))} "
+                          f"(resumable: {interrupt.resumable})")
+            console.print(f"token: {interrupt.token}", soft_wrap=True)
+            reply = _parse_answer(answer if answer is not None else _ask(interrupt.kind))
+            outcome = await host.continuation.resume(interrupt.token, reply)
+        _print_outcome(outcome)
+
+    _run(work, url)
+
+
+def _ask(kind: str) -> str:
+    if not sys.stdin.isatty():
+        raise typer.BadParameter("no terminal to ask in: pass --answer approve|reject|JSON")
+    if kind == "ask_user":
+        return str(typer.prompt("your answer"))
+    return "approve" if typer.confirm("approve?", default=True) else "reject"
+
+
+def _parse_answer(text: str) -> Any:
+    if text == "approve":
+        return {"approved": True}
+    if text == "reject":
+        return {"approved": False, "reason": "rejected from the command line"}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _print_outcome(outcome: RunOutcome) -> None:
+    if outcome.status == "completed":
+        console.print(f"[green]completed[/]: {outcome.output}")
+    elif outcome.status == "paused" and outcome.interrupt is not None:
+        console.print(f"[yellow]paused again[/] for {outcome.interrupt.name}; token: "
+                      f"{outcome.interrupt.token}", soft_wrap=True)
+    else:
+        console.print(f"[red]failed[/]: {outcome.error}")
+
+
+@pauses_app.command("list")
+def pauses_list(tenant: TenantOption = "demo", url: UrlOption = None) -> None:
+    """The tenant's outstanding pauses, oldest first."""
+
+    async def work(host: Host) -> None:
+        table = Table("issued", "name", "session", "question", "token")
+        for ticket in await host.pauses(Scope(tenant=tenant)):
+            table.add_row(f"{ticket.issued_at:.0f}", ticket.name, ticket.session_id,
+                          json.dumps(ticket.question), ticket.token)
+        console.print(table)
+
+    _run(work, url)
+
+
+@pauses_app.command("show")
+def pauses_show(token: str, url: UrlOption = None) -> None:
+    """What the pause TOKEN names."""
+
+    async def work(host: Host) -> None:
+        ticket = await host.continuation.ticket(token)
+        console.print_json(json.dumps({
+            "tenant": ticket.scope.tenant, "name": ticket.name, "kind": ticket.kind,
+            "status": ticket.status, "session": ticket.session_id, "question": ticket.question,
+            "expires_at": ticket.expires_at, "answer_schema": ticket.answer_schema,
+            "outcome": ticket.outcome}))
+
+    _refusing(lambda: _run(work, url))
+
+
+@pauses_app.command("revoke")
+def pauses_revoke(token: str, url: UrlOption = None) -> None:
+    """Withdraw the pause TOKEN so it can no longer be answered."""
+
+    async def work(host: Host) -> bool:
+        return await host.revoke(token)
+
+    revoked = _refusing(lambda: _run(work, url))
+    console.print("revoked" if revoked else "not outstanding: nothing to revoke")
+
+
+@app.command()
+def resume(token: str, answer: str, url: UrlOption = None) -> None:
+    """Answer the pause TOKEN with ANSWER (approve, reject, JSON or text) and continue its turn."""
+
+    async def work(host: Host) -> RunOutcome:
+        return await host.continuation.resume(token, _parse_answer(answer))
+
+    _print_outcome(_refusing(lambda: _run(work, url)))
+
+
+@db_app.command("migrate")
+def db_migrate(url: UrlOption = None) -> None:
+    """Create or upgrade the schema (opening a store migrates it)."""
+
+    async def work(host: Host) -> str:
+        await host.store()
+        return host.url or "the configured store"
+
+    console.print(f"migrated {_run(work, url)}")
+
+
+@app.command()
+def serve(url: UrlOption = None,
+          host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000) -> None:
+    """Serve the HTTP API and the inbox page (needs ``pip install 'symfonic[http]'``)."""
+    try:
+        from symfonic.transports.http.server import run_server
+    except ImportError as missing:
+        raise typer.BadParameter(f"{missing}: pip install 'symfonic[http]'") from None
+    run_server(url=url, host=host, port=port, secret=development_secret())
+
+
+def _refusing(work: Callable[[], T]) -> T:
+    try:
+        return work()
+    except UnknownPauseToken as refused:
+        console.print(f"[red]{type(refused).__name__}[/]: {refused}")
+        raise typer.Exit(2) from None
+    except AnswerInvalid as invalid:
+        console.print(f"[red]invalid answer[/]: {invalid}")
+        raise typer.Exit(2) from None
+
+
+def main() -> None:
+    app()
