@@ -1,9 +1,10 @@
 """``symfonic``: the command line.
 
-``demo`` runs the example support agent on the embedded SQLite default: it pauses for approval of
-a refund, asks in the terminal (or takes ``--answer``), and resumes. ``pauses`` lists, shows and
-revokes a tenant's pauses; ``resume`` answers one from its token; ``serve`` starts the HTTP service
-and inbox; ``db migrate`` creates or upgrades the schema.
+``run`` starts a turn and prints its outcome (a pause's token). ``demo`` runs the example support
+agent on the embedded SQLite default: it pauses for approval of a refund, asks in the terminal
+(or takes ``--answer``), and resumes. ``pauses`` lists, shows and revokes a tenant's pauses;
+``resume`` answers one from its token; ``serve`` starts the HTTP service and inbox; ``db migrate``
+creates or upgrades the schema.
 
 Tokens are signed with ``$SYMFONIC_SECRET``; without it the CLI uses a development secret kept in
 ``.symfonic/secret`` (created on first use, readable by its owner only), so that ``demo`` and
@@ -18,12 +19,12 @@ import os
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from symfonic.agent import RunOutcome
 from symfonic.kernel.scope import Scope
@@ -97,6 +98,20 @@ def demo(
     _run(work, url)
 
 
+@app.command("run")
+def run_agent(text: str, agent: Annotated[str, typer.Option(help="The agent to run.")] = "support",
+              tenant: TenantOption = "demo",
+              session: Annotated[str | None, typer.Option(help="Session id (default: a new one).")] = None,
+              url: UrlOption = None) -> None:
+    """Start a turn with TEXT and print how it ended; a pause prints its token and stays open."""
+
+    async def work(host: Host) -> RunOutcome:
+        return await host.agent(agent, Scope(tenant=tenant)).run(
+            text, session_id=session or f"cli-{secrets.token_hex(4)}")
+
+    _print_outcome(_run(work, url), first=True)
+
+
 def _ask(kind: str) -> str:
     if not sys.stdin.isatty():
         raise typer.BadParameter("no terminal to ask in: pass --answer approve|reject|JSON")
@@ -116,12 +131,13 @@ def _parse_answer(text: str) -> Any:
         return text
 
 
-def _print_outcome(outcome: RunOutcome) -> None:
+def _print_outcome(outcome: RunOutcome, *, first: bool = False) -> None:
     if outcome.status == "completed":
         console.print(f"[green]completed[/]: {outcome.output}")
     elif outcome.status == "paused" and outcome.interrupt is not None:
-        console.print(f"[yellow]paused again[/] for {outcome.interrupt.name}; token: "
-                      f"{outcome.interrupt.token}", soft_wrap=True)
+        console.print(f"[yellow]{'paused' if first else 'paused again'}[/] for "
+                      f"{outcome.interrupt.name} {json.dumps(outcome.interrupt.payload.get('question'))}"
+                      f"; token: {outcome.interrupt.token}", soft_wrap=True)
     else:
         console.print(f"[red]failed[/]: {outcome.error}")
 
@@ -131,11 +147,14 @@ def pauses_list(tenant: TenantOption = "demo", url: UrlOption = None) -> None:
     """The tenant's outstanding pauses, oldest first."""
 
     async def work(host: Host) -> None:
-        table = Table("issued", "name", "session", "question", "token")
-        for ticket in await host.pauses(Scope(tenant=tenant)):
-            table.add_row(f"{ticket.issued_at:.0f}", ticket.name, ticket.session_id,
-                          json.dumps(ticket.question), ticket.token)
-        console.print(table)
+        tickets = await host.pauses(Scope(tenant=tenant))
+        if not tickets:
+            console.print(f"no outstanding pauses for tenant {tenant!r}")
+        for ticket in tickets:
+            issued = datetime.fromtimestamp(ticket.issued_at, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+            console.print(f"[bold]{ticket.name}[/]  session={ticket.session_id}  issued={issued}Z  "
+                          f"question={json.dumps(ticket.question)}", soft_wrap=True)
+            console.print(f"  token: {ticket.token}", soft_wrap=True)
 
     _run(work, url)
 

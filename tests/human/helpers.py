@@ -71,7 +71,7 @@ class ShippingChoice(BaseModel):
 CHOOSE_SHIPPING = Interrupt(name="choose_shipping", description="Ask how to ship an order.",
                             question=Shipping, answer=ShippingChoice, ttl=timedelta(minutes=5))
 
-ROUND_CALLS = {
+ROUND_CALLS: dict[str, tuple[str, dict[str, object]]] = {
     "lookup": ("lookup", {"order_id": 7}),
     "explode": ("explode", {}),
     "ask": ("ask_user", {"question": "Which order?"}),

@@ -15,6 +15,7 @@ step 4 nothing can run the turn again, whatever happens to this process.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -39,11 +40,12 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
     UnknownSigningKey,
 )
-from symfonic.services.conversation import TranscriptTail
+from symfonic.services.conversation import StoreError, TranscriptTail
 
 if TYPE_CHECKING:
     from symfonic.stores.opening import Store
 
+logger = logging.getLogger("symfonic.continuation")
 _REJECTIONS: dict[str, type[UnknownPauseToken]] = {
     "malformed": MalformedPauseToken, "forged": ForgedPauseToken,
     "unknown_key": UnknownSigningKey, "expired": PauseExpired,
@@ -105,23 +107,34 @@ class LedgerContinuation:
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision})
 
         async def record_outcome(terminal: RunEvent, runner: InvocationRunner) -> None:
-            now = self._clock()
             if isinstance(terminal, Completed):
-                await self._store.finish(
-                    Finish(jti=claims.jti, status="completed", finished_at=now,
-                           outcome={"output": terminal.output, "run_id": terminal.run_id}),
-                    TranscriptTail(scope=scope, session_id=state.session_id,
-                                   start=runner.transcript_position, messages=runner.unsaved))
+                try:
+                    await self._store.finish(
+                        Finish(jti=claims.jti, status="completed", finished_at=self._clock(),
+                               outcome={"output": terminal.output, "run_id": terminal.run_id}),
+                        TranscriptTail(scope=scope, session_id=state.session_id,
+                                       start=runner.transcript_position, messages=runner.unsaved))
+                except StoreError as lost:
+                    # The turn ran but its outcome did not land (a dropped connection, a
+                    # conflicting writer): say ``failed`` rather than leave it ``claimed``.
+                    await self._fail(claims.jti, terminal.run_id, f"the outcome was not stored: {lost}")
+                    raise
             elif isinstance(terminal, Paused) and terminal.interrupt.resumable:
                 return  # the new pause recorded ``paused_again`` in its own commit
             else:
                 error = terminal.error if isinstance(terminal, Failed) else (
                     "the resumed turn paused again, but its pause could not be stored")
-                await self._store.finish(Finish(jti=claims.jti, status="failed", finished_at=now,
-                                                outcome={"error": error,
-                                                         "run_id": terminal.run_id}))
+                await self._fail(claims.jti, terminal.run_id, error)
 
         return agent._drive(request, history, (), resume, claims.jti, record_outcome)
+
+    async def _fail(self, jti: str, run_id: str, error: str) -> None:
+        try:
+            await self._store.finish(Finish(jti=jti, status="failed", finished_at=self._clock(),
+                                            outcome={"error": error, "run_id": run_id}))
+        except StoreError:
+            logger.exception("pause %s stays claimed: its failure could not be recorded", jti)
+            raise
 
     async def _record(self, claims: PauseClaims) -> PauseRecord:
         record = await self._store.get(claims.jti)
