@@ -158,13 +158,22 @@ class Agent:
         run_id = uuid.uuid4().hex
         request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,
                               thread_id=session_id, scope=self.scope)
-        async for event in self._drive(request, history, [*healing, *new_input], None, None,
-                                       self._append_on_completion):
+        async for event in self.invocation(request, history, [*healing, *new_input],
+                                           finalize=self._append_on_completion):
             yield event
 
-    def _drive(self, request: TurnRequest, history: Sequence[Message],
-               new_input: Sequence[Message], resume: RoundResume | None,
-               resumed_from: str | None, finalize: Finalizer) -> AsyncIterator[RunEvent]:
+    def invocation(self, request: TurnRequest, history: Sequence[Message],
+                   new_input: Sequence[Message], *, finalize: Finalizer,
+                   resume: RoundResume | None = None,
+                   resumed_from: str | None = None) -> AsyncIterator[RunEvent]:
+        """One invocation of a turn: the events of ``request``, persisted by ``finalize``.
+
+        The entry point :meth:`stream` uses for new input, and the continuation uses for a
+        resumed round (``resume``, with the pause it continues as ``resumed_from``). The plan is
+        compiled here, per run, so capabilities bind to this run's facts and nothing earlier.
+        ``finalize`` stores the turn before its terminal event is yielded: a caller that sees
+        ``Completed`` can rely on the turn being stored.
+        """
         services = self._runtime.services(self.spec, request, resumed_from)
         plan = compile_plan(self.spec.tools, self.spec.capabilities, request, services)
         system = [Message("system", self.spec.instructions)] if self.spec.instructions else []

@@ -90,6 +90,16 @@ class Host:
                     self._store = await open_store(self.url)
         return self._store
 
+    def opened_store(self) -> Store:
+        """The store, which must be open already (runs open it through their transcripts)."""
+        if self._store is None:
+            raise ContinuationUnavailable("the host's store is not open: await host.start()")
+        return self._store
+
+    @property
+    def keys(self) -> TokenKeys:
+        return self._keys
+
     @property
     def specs(self) -> dict[str, AgentSpec]:
         return dict(self._specs)
@@ -109,9 +119,7 @@ class Host:
     def continuation(self) -> LedgerContinuation:
         """Resuming paused turns from their tokens."""
         if self._continuation is None:
-            if self._store is None:
-                raise ContinuationUnavailable("the host's store is not open: await host.start()")
-            self._continuation = LedgerContinuation(store=self._store, keys=self._keys,
+            self._continuation = LedgerContinuation(store=self.opened_store(), keys=self._keys,
                                                     clock=self._clock, agent_for=self.agent)
         return self._continuation
 
@@ -123,9 +131,9 @@ class Host:
 
     async def revoke(self, token: str) -> bool:
         """Withdraw an outstanding pause; False when it was no longer outstanding."""
-        await self.store()
+        store = await self.store()
         claims = self.continuation.verify(token)
-        return await (await self.store()).revoke(claims.jti, self._clock())
+        return await store.revoke(claims.jti, self._clock())
 
     async def sweep_expired(self) -> int:
         """Mark pauses past their expiry as ``expired``; returns how many."""
@@ -172,10 +180,7 @@ class _HostRuntime:
 
     def services(self, spec: AgentSpec, request: TurnRequest,
                  resumed_from: str | None = None) -> Services:
-        store = self._host._store
-        if store is None:
-            raise ContinuationUnavailable("the host's store is not open")
-        keys = self._host._keys
+        store, keys = self._host.opened_store(), self._host.keys
 
         def binding() -> PauseBinding:
             return PauseBinding(pin=spec.pin, scope=request.scope, run_id=request.run_id,
@@ -184,7 +189,7 @@ class _HostRuntime:
 
         return Services().with_service(PAUSE_WIRING, PauseWiring(
             binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store,
-            new_checkpoint_id=store.new_checkpoint_id, clock=self._host._clock,
+            new_checkpoint_id=store.new_checkpoint_id, clock=self._host.now,
             resumed_from=resumed_from))
 
     async def session_paused(self, scope: Scope, session_id: str) -> bool:

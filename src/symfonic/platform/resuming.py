@@ -126,7 +126,8 @@ class LedgerContinuation:
                     "the resumed turn paused again, but its pause could not be stored")
                 await self._fail(claims.jti, terminal.run_id, error)
 
-        return agent._drive(request, history, (), resume, claims.jti, record_outcome)
+        return agent.invocation(request, history, (), finalize=record_outcome, resume=resume,
+                                resumed_from=claims.jti)
 
     async def _fail(self, jti: str, run_id: str, error: str) -> None:
         try:
