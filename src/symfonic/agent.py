@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from functools import cached_property
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -45,9 +46,9 @@ class AgentSpec:
     version: str = ""
     compatible_with: Sequence[str] = ()
 
-    @property
+    @cached_property
     def pin(self) -> str:
-        """``name@digest``: which definition a pause was made by."""
+        """``name@digest``: which definition a pause was made by (computed once per spec)."""
         described = {
             "name": self.name, "version": self.version, "instructions": self.instructions,
             "max_rounds": self.max_rounds,
