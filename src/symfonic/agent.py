@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from functools import cached_property
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
