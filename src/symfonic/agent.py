@@ -152,9 +152,11 @@ class Agent:
         dangling = unanswered_calls(history)
         if dangling and await self._runtime.session_paused(self.scope, session_id):
             raise SessionAwaitingAnswer(session_id)
-        # A turn that ended without answering its calls (a failed or abandoned resume) leaves
-        # them open; close them for the model so the conversation can go on.
-        healing = [Message("tool", "Error: no result; the turn stopped before this call ran.",
+        # A turn that ended without storing its calls' results (a failed, abandoned or revoked
+        # resume) leaves them open; close them for the model so the conversation can go on,
+        # without claiming they did not run: a resumed turn may have run them before it failed.
+        healing = [Message("tool", "Error: no result was recorded for this call; the turn stopped "
+                           "before finishing, and the call may or may not have run.",
                            tool_call_id=call_id) for call_id in dangling]
         run_id = uuid.uuid4().hex
         request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,

@@ -216,7 +216,7 @@ async def test_a_new_run_on_a_paused_session_is_refused_until_the_pause_is_gone(
     assert outcome.output == "echo: hello"
     transcript = await (await host.store()).load(ACME, "s1")
     assert [m.role for m in transcript] == ["user", "assistant", "tool", "user", "assistant"]
-    assert "stopped before this call ran" in transcript[2].content
+    assert "no result was recorded" in transcript[2].content
 
 
 async def test_continuation_needs_an_open_store(sqlite_url: str) -> None:

@@ -108,17 +108,11 @@ class LedgerContinuation:
 
         async def record_outcome(terminal: RunEvent, runner: InvocationRunner) -> None:
             if isinstance(terminal, Completed):
-                try:
-                    await self._store.finish(
-                        Finish(jti=claims.jti, status="completed", finished_at=self._clock(),
-                               outcome={"output": terminal.output, "run_id": terminal.run_id}),
-                        TranscriptTail(scope=scope, session_id=state.session_id,
-                                       start=runner.transcript_position, messages=runner.unsaved))
-                except StoreError as lost:
-                    # The turn ran but its outcome did not land (a dropped connection, a
-                    # conflicting writer): say ``failed`` rather than leave it ``claimed``.
-                    await self._fail(claims.jti, terminal.run_id, f"the outcome was not stored: {lost}")
-                    raise
+                finish = Finish(jti=claims.jti, status="completed", finished_at=self._clock(),
+                                outcome={"output": terminal.output, "run_id": terminal.run_id})
+                tail = TranscriptTail(scope=scope, session_id=state.session_id,
+                                      start=runner.transcript_position, messages=runner.unsaved)
+                await self._record_completion(finish, tail)
             elif isinstance(terminal, Paused) and terminal.interrupt.resumable:
                 return  # the new pause recorded ``paused_again`` in its own commit
             else:
@@ -128,6 +122,30 @@ class LedgerContinuation:
 
         return agent.invocation(request, history, (), finalize=record_outcome, resume=resume,
                                 resumed_from=claims.jti)
+
+    async def _record_completion(self, finish: Finish, tail: TranscriptTail) -> None:
+        """Store a completed turn; a turn that ran must not be described as one that did not.
+
+        A dropped connection may hide a commit that landed, or lose one that did not: read the
+        row, and retry once on a fresh connection (safe: the outcome only applies to a row that
+        is still ``claimed``) before settling for ``failed``.
+        """
+        try:
+            await self._store.finish(finish, tail)
+            return
+        except StoreError as lost:
+            logger.warning("storing the outcome of pause %s failed, checking: %s", finish.jti, lost)
+            first_error = lost
+        record = await self._store.get(finish.jti)
+        if record is not None and record.status == "completed":
+            return
+        try:
+            await self._store.finish(finish, tail)
+            return
+        except StoreError as lost_again:
+            await self._fail(finish.jti, str(finish.outcome.get("run_id", "")),
+                             f"the turn ran but its outcome was not stored: {lost_again}")
+            raise lost_again from first_error
 
     async def _fail(self, jti: str, run_id: str, error: str) -> None:
         try:

@@ -1,0 +1,63 @@
+"""A resumed turn that ran is recorded as such, even when its first outcome commit is lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from symfonic import Host, Scope
+from symfonic.capabilities.human.ledger import Finish
+from symfonic.capabilities.human.tokens import TokenKeys
+from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.stores.memory import MemoryStore
+from symfonic.testing import ManualClock
+from tests.human.helpers import SECRET, recorded, spec
+
+ACME = Scope(tenant="acme")
+
+
+class FlakyFinishes(MemoryStore):
+    """Fails the first ``failures`` outcome commits; ``land`` makes a failing one land anyway
+    (the connection dropped after the commit)."""
+
+    def __init__(self, failures: int, land: bool = False) -> None:
+        super().__init__()
+        self.failures, self.land, self.attempts = failures, land, 0
+
+    async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
+        self.attempts += 1
+        if finish.status == "completed" and self.failures > 0:
+            self.failures -= 1
+            if self.land:
+                await super().finish(finish, tail)
+            raise StoreError("connection lost")
+        await super().finish(finish, tail)
+
+
+async def resume_with(store: FlakyFinishes, clock: ManualClock) -> tuple[Any, str]:
+    host = Host(store=store, agents=[spec()], keys=TokenKeys(SECRET), clock=clock)
+    outcome = await host.agent("desk", ACME).run("lookup+ask", session_id="s1")
+    assert outcome.interrupt is not None
+    resumed = await host.continuation.resume(outcome.interrupt.token, "yes")
+    record = await store.get(outcome.interrupt.interrupt_id)
+    assert record is not None
+    return resumed, record.status
+
+
+@pytest.mark.parametrize(("failures", "land"), [(1, True), (1, False)])
+async def test_a_lost_outcome_commit_is_checked_then_retried(
+        clock: ManualClock, failures: int, land: bool) -> None:
+    store = FlakyFinishes(failures, land)
+    resumed, status = await resume_with(store, clock)
+    assert resumed.status == "completed" and status == "completed"
+    assert [m.role for m in await store.load(ACME, "s1")][-1] == "assistant"
+    assert recorded() == ["lookup 7"]
+
+
+async def test_an_outcome_that_cannot_be_stored_is_recorded_failed(clock: ManualClock) -> None:
+    store = FlakyFinishes(2)
+    resumed, status = await resume_with(store, clock)
+    assert resumed.status == "failed" and "could not be stored" in (resumed.error or "")
+    assert status == "failed"
+    assert recorded() == ["lookup 7"]
