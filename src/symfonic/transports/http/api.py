@@ -1,0 +1,136 @@
+"""The JSON API: start runs, list and read pauses, resume and revoke them.
+
+Every route takes an API key (``Authorization: Bearer``) and acts in the key's tenant only. A run,
+or a resume, answers with its outcome as JSON, or with its events as Server-Sent Events when the
+request sends ``Accept: text/event-stream``. A run that fails is still a 200: the exchange worked,
+and the outcome says ``failed`` (with ``error`` and ``error_type``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Path as PathParam
+from starlette.responses import Response
+
+from symfonic.transports.http.auth import ApiKey
+from symfonic.transports.http.schemas import (
+    AlreadyResumedProblem,
+    InvalidProblem,
+    Outcome,
+    PauseList,
+    Problem,
+    ResumeRequest,
+    Revoked,
+    RunRequest,
+    Ticket,
+    ticket_body,
+)
+from symfonic.transports.http.service import permitted, run_response, service_of
+
+router = APIRouter()
+
+_WHY = {
+    400: "The token is malformed: not one this service minted, tampered with, or oversize.",
+    401: "No API key, or one this service does not know.",
+    403: "The key lacks the permission this route needs.",
+    404: "No such pause (or agent) in the key's tenant. A token of another tenant gets this same "
+         "answer.",
+    409: "The pause was already resumed (``status``/``outcome`` of the first resume), the agent's "
+         "definition changed incompatibly, or the session is waiting for an answer.",
+    410: "The pause expired or was revoked.",
+    413: "The request body is over the limit (64 KiB by default).",
+    422: "The answer fails the pause's answer schema (``answer_invalid``, nothing was claimed), or "
+         "the request fails its own schema (``request_invalid``).",
+}
+_MODELS: dict[int, type[Problem]] = {409: AlreadyResumedProblem, 422: InvalidProblem}
+_STREAM = {
+    "description": "The outcome as JSON; with ``Accept: text/event-stream``, the run's events as "
+                   "Server-Sent Events (``event`` = the event's kind, ``data`` = its JSON, the "
+                   "last one ``completed``, ``paused`` or ``failed``).",
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {code: {"model": _MODELS.get(code, Problem), "description": _WHY[code]} for code in codes}
+
+
+TokenParam = Annotated[str, PathParam(description="The pause token, as a run or listing gave it.")]
+
+
+@router.post("/v1/agents/{name}/runs", response_model=Outcome, tags=["runs"],
+             operation_id="start_run", summary="Start a run",
+             responses={200: _STREAM, **_errors(401, 403, 404, 409, 413, 422)})
+async def start_run(name: Annotated[str, PathParam(description="The agent's name.")],
+                    body: RunRequest, request: Request,
+                    key: Annotated[ApiKey, Depends(permitted("runs"))]) -> Response:
+    """Run a turn of agent ``name`` in the key's tenant.
+
+    The outcome is ``completed`` (``output``), ``paused`` (``interrupt``: the question and its
+    token) or ``failed``. 409 ``session_awaiting_answer`` when the session's last turn is paused:
+    answer (or revoke) that pause first.
+    """
+    service = service_of(request)
+    agent = service.host.agent(name, key.scope)
+    session_id = body.session_id or uuid.uuid4().hex
+    feed = service.pump.start(agent.stream(body.input, session_id=session_id))
+    return await run_response(feed, request, service)
+
+
+@router.get("/v1/pauses", response_model=PauseList, tags=["pauses"], operation_id="list_pauses",
+            summary="List outstanding pauses", responses=_errors(401, 403, 422))
+async def list_pauses(request: Request, key: Annotated[ApiKey, Depends(permitted("pauses:read"))],
+                      limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
+    """The key's tenant's outstanding, unexpired pauses, oldest first, each with its token."""
+    service = service_of(request)
+    base = service.base(request)
+    return {"pauses": [ticket_body(t, base) for t in await service.host.pauses(key.scope, limit=limit)]}
+
+
+@router.get("/v1/pauses/{token}", response_model=Ticket, tags=["pauses"], operation_id="get_pause",
+            summary="Read a pause", responses=_errors(400, 401, 403, 404, 410))
+async def get_pause(token: TokenParam, request: Request,
+                    key: Annotated[ApiKey, Depends(permitted("pauses:read"))]) -> dict[str, Any]:
+    """The pause ``token`` names: its question, answer schema, status and, once resumed, outcome.
+
+    A resumed pause is still readable (``status`` says what became of it); an expired or revoked
+    one is 410.
+    """
+    service = service_of(request)
+    service.claims_in_tenant(token, key.tenant)
+    return ticket_body(await service.host.continuation.ticket(token), service.base(request))
+
+
+@router.post("/v1/pauses/{token}/resume", response_model=Outcome, tags=["pauses"],
+             operation_id="resume_pause", summary="Answer a pause",
+             responses={200: _STREAM, **_errors(400, 401, 403, 404, 409, 410, 413, 422)})
+async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
+                       key: Annotated[ApiKey, Depends(permitted("pauses:answer"))]) -> Response:
+    """Answer the pause and continue its turn, at most once.
+
+    An answer that fails the schema (422) leaves the pause answerable. A second resume is 409
+    ``pause_already_resumed`` with the first one's ``status`` and ``outcome``. Once accepted, the
+    turn runs to its end even if the client disconnects.
+    """
+    service = service_of(request)
+    service.claims_in_tenant(token, key.tenant)
+    events = await service.host.continuation.resume_stream(token, body.answer)
+    return await run_response(service.pump.start(events), request, service)
+
+
+@router.delete("/v1/pauses/{token}", response_model=Revoked, tags=["pauses"],
+               operation_id="revoke_pause", summary="Revoke a pause",
+               responses=_errors(400, 401, 403, 404, 410))
+async def revoke_pause(token: TokenParam, request: Request,
+                       key: Annotated[ApiKey, Depends(permitted("pauses:answer"))]) -> dict[str, Any]:
+    """Withdraw an outstanding pause so it can no longer be answered.
+
+    ``revoked`` is false when it was no longer outstanding (already resumed).
+    """
+    service = service_of(request)
+    service.claims_in_tenant(token, key.tenant)
+    await service.host.continuation.ticket(token)  # 404 / 410 before anything changes
+    return {"revoked": await service.host.revoke(token)}

@@ -1,0 +1,253 @@
+"""The inbox: a person sees the tenant's pending pauses and answers them from a browser.
+
+Sign-in is with an API key (``pauses:read``; answering needs ``pauses:answer``). The key is sent
+once, to ``POST /inbox/login``, and never stored in the browser: the session cookie holds only the
+key's id, an expiry and an HMAC (``HttpOnly``, ``SameSite=Strict``, path ``/inbox``), so removing
+the key ends its sessions. Every form carries a CSRF token derived from the session.
+
+Forms work without JavaScript (POST, then a redirect to the pause's page, which shows its
+outcome); the script only hides the fields a decision does not need, signs in from an inbox link
+(``/inbox#key=...``, a fragment that never reaches the server or its logs) and refreshes the list
+while nothing is being typed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from fastapi import Path as PathParam
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from symfonic.agent import collect
+from symfonic.platform.continuation import (
+    AnswerInvalid,
+    ContinuationUnavailable,
+    IncompatibleDefinition,
+    PauseAlreadyResumed,
+    PauseTicket,
+    UnknownPauseToken,
+)
+from symfonic.platform.resuming import interaction_spec
+from symfonic.transports.http import forms, pages
+from symfonic.transports.http.auth import ApiKey, Permission
+from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
+from symfonic.transports.http.service import Service, service_of
+
+COOKIE = "symfonic_inbox"
+SESSION_SECONDS = 12 * 3600
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+                               "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",  # pause tokens are in the inbox's URLs
+    "Cache-Control": "no-store",
+}
+_FORM_BODY = {"requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {
+    "schema": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
+_HTML = {"content": {"text/html": {"schema": {"type": "string"}}}}
+_PAGES: dict[int | str, dict[str, Any]] = {code: {**_HTML, "description": why} for code, why in (
+    (400, "Malformed token."), (401, "Not signed in, or an unknown key."),
+    (403, "The key lacks the permission, or the form's CSRF token is wrong."),
+    (404, "No such pause in this tenant."), (409, "Cannot be answered from here."),
+    (410, "Expired or revoked."), (413, "Body over the limit."),
+    (422, "The answer fails its schema; the form is shown again with the problems."))}
+
+router = APIRouter(tags=["inbox"])
+TokenParam = Annotated[str, PathParam(description="The pause token.")]
+
+
+def html(text: str, status: int = 200, **headers: str) -> HTMLResponse:
+    return HTMLResponse(text, status_code=status, headers={**SECURITY_HEADERS, **headers})
+
+
+@router.get("/", include_in_schema=False)
+async def root() -> RedirectResponse:
+    return RedirectResponse("/inbox", status_code=307)
+
+
+@router.get("/inbox", response_class=HTMLResponse, summary="The inbox page",
+            responses={200: {"description": "The pending pauses, or the sign-in form."}})
+async def inbox(request: Request) -> Response:
+    """The tenant's pending questions, approvals and interrupts, each with its answer form."""
+    service = service_of(request)
+    key = session_key(service, request)
+    if key is None:
+        return html(pages.login())
+    views = [view_of(service, t) for t in await service.host.pauses(key.scope)]
+    return html(pages.inbox(views, tenant=key.tenant, csrf=csrf(service, request),
+                            agents=sorted(service.host.specs)))
+
+
+@router.post("/inbox/login", summary="Sign in to the inbox with an API key",
+             openapi_extra=_FORM_BODY, responses={303: {"description": "Signed in."},
+                                                  **{c: _PAGES[c] for c in (401, 403, 413)}})
+async def login(request: Request) -> Response:
+    service = service_of(request)
+    form = await _form(request)
+    key = service.keys.authenticate(form.get("key", "").strip())
+    if key is None:
+        return html(pages.login("That key is not one this service knows."), 401)
+    if not key.allows("pauses:read"):
+        return html(pages.login("That key may not read pauses."), 403)
+    target = form.get("next", "")
+    response = RedirectResponse(target if _local(target) else "/inbox", status_code=303)
+    response.set_cookie(COOKIE, _session_value(service, key), max_age=SESSION_SECONDS,
+                        path="/inbox", httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/inbox/logout", summary="Sign out of the inbox",
+             responses={303: {"description": "Signed out."}})
+async def logout() -> Response:
+    response = RedirectResponse("/inbox", status_code=303)
+    response.delete_cookie(COOKIE, path="/inbox")
+    return response
+
+
+@router.get("/inbox/pauses/{token}", response_class=HTMLResponse, summary="One pause's page",
+            responses={c: _PAGES[c] for c in (400, 401, 404, 410)})
+async def pause_page(token: TokenParam, request: Request) -> Response:
+    """The pause: its question, its form while outstanding, its outcome once answered."""
+    service = service_of(request)
+    key = session_key(service, request)
+    if key is None:
+        return html(pages.login(next_url=f"/inbox/pauses/{token}"), 401)
+    try:
+        service.claims_in_tenant(token, key.tenant)
+        ticket = await service.host.continuation.ticket(token)
+    except REFUSALS as refused:
+        return _problem(refused)
+    return html(pages.pause(view_of(service, ticket), tenant=key.tenant, csrf=csrf(service, request)))
+
+
+@router.post("/inbox/pauses/{token}", summary="Answer a pause from its form",
+             openapi_extra=_FORM_BODY, responses={303: {"description": "Answered: see the pause's "
+                                                                       "page for its outcome."},
+                                                  **_PAGES})
+async def answer(token: TokenParam, request: Request) -> Response:
+    service = service_of(request)
+    try:
+        key, form = await _signed_in_form(service, request, "pauses:answer")
+        service.claims_in_tenant(token, key.tenant)
+        view = view_of(service, await service.host.continuation.ticket(token))
+        if view.form is None:
+            raise Refusal(409, "not_answerable", "this pause cannot be answered from this service")
+        try:
+            events = await service.host.continuation.resume_stream(
+                token, forms.parse(view.form, form))
+        except AnswerInvalid as invalid:
+            return html(pages.pause(view, tenant=key.tenant, csrf=csrf(service, request),
+                                    errors=invalid.errors, submitted=form), 422)
+        except PauseAlreadyResumed:
+            return RedirectResponse(f"/inbox/pauses/{token}", status_code=303)
+    except REFUSALS as refused:
+        return _problem(refused)
+    await collect(service.pump.start(events).events())  # the turn goes on if the person leaves
+    return RedirectResponse(f"/inbox/pauses/{token}", status_code=303)
+
+
+@router.post("/inbox/runs", summary="Start a run from the inbox", openapi_extra=_FORM_BODY,
+             responses={200: {**_HTML, "description": "The run's outcome."},
+                        303: {"description": "The run paused: its page."},
+                        **{c: _PAGES[c] for c in (401, 403, 404, 413)}})
+async def start_run(request: Request) -> Response:
+    service = service_of(request)
+    try:
+        key, form = await _signed_in_form(service, request, "runs")
+        agent = service.host.agent(form.get("agent", ""), key.scope)
+        text = form.get("input", "").strip()
+        if not text:
+            raise Refusal(422, "request_invalid", "type a message to start a run")
+        outcome = await collect(service.pump.start(
+            agent.stream(text, session_id=f"inbox-{uuid.uuid4().hex}")).events())
+    except REFUSALS as refused:
+        return _problem(refused)
+    if outcome.status == "paused" and outcome.interrupt is not None:
+        return RedirectResponse(f"/inbox/pauses/{outcome.interrupt.token}", status_code=303)
+    notice = (f"Completed: {outcome.output}" if outcome.status == "completed"
+              else f"Failed: {outcome.error}")
+    views = [view_of(service, t) for t in await service.host.pauses(key.scope)]
+    return html(pages.inbox(views, tenant=key.tenant, csrf=csrf(service, request),
+                            agents=sorted(service.host.specs), notice=notice))
+
+
+def view_of(service: Service, ticket: PauseTicket) -> pages.PauseView:
+    """The ticket with its form, read from the definition of the agent that paused."""
+    try:
+        claims = service.host.continuation.verify(ticket.token)
+        agent = service.host.agent(claims.pin.partition("@")[0], ticket.scope)
+        spec = interaction_spec(agent, ticket.name)
+    except (UnknownPauseToken, ContinuationUnavailable, IncompatibleDefinition):
+        if ticket.answer_schema is None:
+            return pages.PauseView(ticket=ticket, form=None)
+        purpose: forms.Purpose = "ask_user" if ticket.kind == "ask_user" else "typed"
+        return pages.PauseView(ticket=ticket, form=forms.AnswerForm(
+            purpose=purpose, answer_schema=ticket.answer_schema, question=ticket.question))
+    purpose = "approval" if spec.purpose == "approval" else (
+        "ask_user" if spec.purpose == "ask_user" else "typed")
+    return pages.PauseView(ticket=ticket, form=forms.AnswerForm(
+        purpose=purpose, answer_schema=spec.answer_schema, question=ticket.question,
+        arguments_schema=spec.question_schema if purpose == "approval" else None))
+
+
+def session_key(service: Service, request: Request) -> ApiKey | None:
+    """The key the session cookie stands for, while both are valid."""
+    raw = request.cookies.get(COOKIE, "")
+    key_id, _, rest = raw.partition(".")
+    expires, _, signature = rest.partition(".")
+    if not expires.isdigit() or int(expires) < time.time():
+        return None
+    if not hmac.compare_digest(signature, _mac(service, f"{key_id}.{expires}")):
+        return None
+    key = service.keys.get(key_id)
+    return key if key is not None and key.allows("pauses:read") else None
+
+
+def csrf(service: Service, request: Request) -> str:
+    return _mac(service, "csrf:" + request.cookies.get(COOKIE, ""))
+
+
+async def _signed_in_form(service: Service, request: Request,
+                          permission: Permission) -> tuple[ApiKey, dict[str, str]]:
+    key = session_key(service, request)
+    if key is None:
+        raise Refusal(401, "unauthorized", "sign in to the inbox first")
+    form = await _form(request)
+    if not hmac.compare_digest(form.get("csrf", ""), csrf(service, request)):
+        raise Refusal(403, "forbidden", "the form is stale or was not sent from the inbox: reload it")
+    if not key.allows(permission):
+        raise Refusal(403, "forbidden", f"this key lacks the {permission!r} permission")
+    return key, form
+
+
+async def _form(request: Request) -> dict[str, str]:
+    async with request.form() as form:
+        return {name: value for name, value in form.multi_items() if isinstance(value, str)}
+
+
+def _session_value(service: Service, key: ApiKey) -> str:
+    expires = int(time.time()) + SESSION_SECONDS
+    return f"{key.id}.{expires}.{_mac(service, f'{key.id}.{expires}')}"
+
+
+def _mac(service: Service, text: str) -> str:
+    return hmac.new(service.session_secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def _local(target: str) -> bool:
+    return target.startswith("/inbox") and not target.startswith("//")
+
+
+def _problem(refused: Exception) -> Response:
+    problem = problem_of(refused)
+    body: dict[str, Any] = problem.body
+    if problem.status == 401:
+        return html(pages.login(str(body.get("detail", ""))), 401)
+    return html(pages.problem(problem.status, str(body["error"]), str(body["detail"])),
+                problem.status)

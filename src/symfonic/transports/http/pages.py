@@ -1,0 +1,151 @@
+"""The inbox's HTML, rendered on the server: plain strings, every outside value escaped.
+
+No template engine (and so no extra dependency): the pages are few and small. Everything that
+comes from a model, a person or a token is passed through :func:`html.escape`; the stylesheet and
+the script are static files, so the pages run under a strict Content-Security-Policy with no
+inline code at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+
+from symfonic.platform.continuation import PauseTicket
+from symfonic.transports.http import forms
+
+STATIC = "/inbox/static"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseView:
+    """A ticket with the form that answers it (None when it cannot be answered from here)."""
+
+    ticket: PauseTicket
+    form: forms.AnswerForm | None
+
+
+def page(title: str, body: str, *, tenant: str | None = None, csrf: str | None = None) -> str:
+    who = ""
+    if tenant is not None and csrf is not None:
+        who = (f'<form method="post" action="/inbox/logout" class="who">tenant '
+               f"<strong>{escape(tenant)}</strong> <input type=\"hidden\" name=\"csrf\" "
+               f'value="{escape(csrf)}"><button type="submit">Sign out</button></form>')
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)} · symfonic</title>"
+            f'<link rel="icon" href="{STATIC}/favicon.svg" type="image/svg+xml">'
+            f'<link rel="stylesheet" href="{STATIC}/inbox.css">'
+            f'<script src="{STATIC}/inbox.js" defer></script></head>'
+            f'<body><header><a href="/inbox" class="brand">symfonic inbox</a>{who}</header>'
+            f"<main>{body}</main></body></html>")
+
+
+def login(error: str | None = None, *, next_url: str = "/inbox") -> str:
+    problem = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
+    return page("Sign in", (
+        f"<h1>Sign in</h1>{problem}"
+        '<form method="post" action="/inbox/login" id="login">'
+        f'<input type="hidden" name="next" value="{escape(next_url)}">'
+        '<label>API key<input type="password" name="key" autocomplete="off" required '
+        'placeholder="sfk_..."></label><button type="submit">Open the inbox</button></form>'
+        "<p class=\"hint\"><code>symfonic serve</code> prints a development key, and an inbox "
+        "link that signs in with it.</p>"))
+
+
+def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequence[str],
+          notice: str | None = None) -> str:
+    pending = "".join(_card(v, csrf, None, {}) for v in views) or (
+        '<p class="empty">Nothing is waiting for an answer.</p>')
+    note = f'<p class="notice" role="status">{escape(notice)}</p>' if notice else ""
+    agent_options = "".join(f'<option value="{escape(a)}">{escape(a)}</option>' for a in agents)
+    starter = (
+        f'<details class="start"{"" if views else " open"}><summary>Start a run</summary>'
+        '<form method="post" action="/inbox/runs" class="start-run">'
+        f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
+        f'<label>Agent<select name="agent">{agent_options}</select></label>'
+        '<label>Message<input type="text" name="input" required '
+        'value="Please refund order 42."></label><button type="submit">Run</button></form></details>')
+    return page("Inbox", (
+        f"<h1>Waiting for you <span class=\"count\">{len(views)}</span></h1>{note}"
+        f'<section id="pending" data-count="{len(views)}">{pending}</section>{starter}'),
+        tenant=tenant, csrf=csrf)
+
+
+def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[str, Any]] = (),
+          submitted: Mapping[str, str] | None = None) -> str:
+    return page(f"{view.ticket.name}", (
+        '<p><a href="/inbox">← all pending</a></p>' + _card(view, csrf, errors, submitted or {})),
+        tenant=tenant, csrf=csrf)
+
+
+def problem(status: int, error: str, detail: str) -> str:
+    return page("Problem", f'<h1>{status}</h1><p class="error" data-error="{escape(error)}">'
+                           f'{escape(detail)}</p><p><a href="/inbox">Back to the inbox</a></p>')
+
+
+def _card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None,
+          submitted: Mapping[str, str]) -> str:
+    ticket = view.ticket
+    token = escape(ticket.token)
+    purpose = view.form.purpose if view.form else ticket.kind
+    heading = {"approval": f"Approve <code>{escape(ticket.name)}</code>?",
+               "ask_user": "A question"}.get(purpose, f"<code>{escape(ticket.name)}</code>")
+    meta = (f'<p class="meta">session <code>{escape(ticket.session_id)}</code> · asked '
+            f"{_when(ticket.issued_at)} · expires {_when(ticket.expires_at)}</p>")
+    body = _question(ticket, purpose)
+    if ticket.status == "outstanding" and view.form is not None:
+        problems = "".join(f"<li>{escape('.'.join(map(str, e.get('loc') or [])) or 'answer')}: "
+                           f"{escape(str(e.get('msg', '')))}</li>" for e in errors or ())
+        listed = f'<ul class="error" role="alert">{problems}</ul>' if problems else ""
+        body += (f'<form method="post" action="/inbox/pauses/{token}" class="answer '
+                 f'purpose-{escape(purpose)}">{listed}'
+                 f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
+                 f"{forms.render(view.form, submitted)}"
+                 '<button type="submit" class="send">Send</button></form>')
+    elif ticket.status == "outstanding":
+        body += '<p class="hint">This pause cannot be answered from this service.</p>'
+    else:
+        body += _outcome(ticket)
+    link = f'<a href="/inbox/pauses/{token}" class="permalink">link</a>'
+    return (f'<article class="pause" data-token="{token}" data-status="{escape(ticket.status)}">'
+            f"<h2><span>{heading}</span> {link}</h2>{meta}{body}</article>")
+
+
+def _question(ticket: PauseTicket, purpose: str) -> str:
+    question = ticket.question
+    if purpose == "ask_user" and isinstance(question, dict):
+        return f'<blockquote class="question">{escape(str(question.get("question", "")))}</blockquote>'
+    if isinstance(question, dict) and question:
+        rows = "".join(f"<tr><th>{escape(str(k))}</th><td><code>{escape(_show(v))}</code></td></tr>"
+                       for k, v in question.items())
+        return f'<table class="question">{rows}</table>'
+    return f'<pre class="question">{escape(_show(question))}</pre>'
+
+
+def _outcome(ticket: PauseTicket) -> str:
+    outcome = ticket.outcome or {}
+    status = ticket.status
+    if status == "completed":
+        text = f"Completed: {outcome.get('output', '')}"
+    elif status == "paused_again":
+        text = "Answered. The turn stopped again to ask something else: see the inbox."
+    elif status == "failed":
+        text = f"Failed: {outcome.get('error', '')}"
+    elif status == "claimed":
+        text = "Answered; the turn is running (or stopped before it could record its outcome)."
+    else:
+        text = f"No longer answerable ({status})."
+    return f'<p class="outcome outcome-{escape(status)}" role="status">{escape(text)}</p>'
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -1,0 +1,159 @@
+"""The API's bodies, as pydantic models so the OpenAPI document describes every one of them.
+
+Responses are built from the core's dataclasses here and nowhere else, so the wire shape of a
+ticket or an outcome is written down once. Error bodies share one shape, ``{"error": <code>,
+"detail": <text>}``, where ``error`` is a stable machine-readable code a client branches on, and
+``detail`` is for people.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from symfonic.agent import RunOutcome
+from symfonic.kernel.events import RunEvent
+from symfonic.kernel.interrupts import PendingInterrupt
+from symfonic.platform.continuation import PauseTicket
+
+SESSION_PATTERN = r"^[^\x00-\x1f\x7f]{1,200}$"
+
+
+class RunRequest(BaseModel):
+    """Start a turn of an agent."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: str = Field(min_length=1, description="What the user says.")
+    session_id: str | None = Field(
+        default=None, pattern=SESSION_PATTERN,
+        description="The conversation to continue; a new one when omitted. Sessions belong to "
+                    "the key's tenant: the same id in another tenant is another conversation.")
+
+
+class ResumeRequest(BaseModel):
+    """Answer a pause. The answer must fit the ticket's ``answer_schema``."""
+
+    model_config = ConfigDict(extra="forbid")
+    answer: Any = Field(description="For an approval: {\"approved\": true}, {\"approved\": false, "
+                                    "\"reason\": \"...\"} or {\"approved\": true, \"arguments\": "
+                                    "{...}}; for ask_user: a non-empty string.")
+
+
+class Interrupt(BaseModel):
+    """A pause a run stopped at (``PendingInterrupt``)."""
+
+    name: str = Field(description="ask_user, a declared interrupt, or the tool awaiting approval.")
+    kind: Literal["ask_user", "interrupt"]
+    payload: dict[str, Any] = Field(description="The stamped question (``payload.question``).")
+    token: str
+    tool_call_id: str
+    interrupt_id: str
+    run_id: str
+    session_id: str
+    expires_at: float = Field(description="Epoch seconds.")
+    resumable: bool = Field(description="False when the pause could not be stored durably.")
+    resume_url: str
+
+
+class Outcome(BaseModel):
+    """How a run (or a resumed turn) ended."""
+
+    status: Literal["completed", "paused", "failed"]
+    run_id: str
+    session_id: str
+    output: str | None = None
+    interrupt: Interrupt | None = Field(default=None, description="Set when status is paused.")
+    error: str | None = None
+    error_type: str | None = None
+
+
+class Ticket(BaseModel):
+    """A pause as its token names it."""
+
+    token: str
+    tenant: str
+    name: str
+    kind: str
+    question: Any = Field(description="What the turn asks; for an approval, the call's arguments.")
+    session_id: str
+    tool_call_id: str
+    issued_at: float
+    expires_at: float
+    status: Literal["outstanding", "claimed", "completed", "paused_again", "failed", "expired",
+                    "revoked"]
+    answer_schema: dict[str, Any] | None
+    outcome: dict[str, Any] | None = Field(default=None, description="Once the resume finished.")
+    resume_url: str
+
+
+class PauseList(BaseModel):
+    pauses: list[Ticket] = Field(description="Outstanding pauses of the key's tenant, oldest first.")
+
+
+class Revoked(BaseModel):
+    revoked: bool = Field(description="False when the pause was no longer outstanding.")
+
+
+class Problem(BaseModel):
+    """Every error response."""
+
+    error: str = Field(description="A stable code: malformed_token, unknown_pause, pause_expired, "
+                                   "pause_revoked, pause_already_resumed, answer_invalid, ...")
+    detail: str
+
+
+class ErrorItem(BaseModel):
+    loc: list[str | int]
+    msg: str
+
+
+class InvalidProblem(Problem):
+    """422: the answer (``answer_invalid``) or the request (``request_invalid``) does not fit."""
+
+    errors: list[ErrorItem]
+
+
+class AlreadyResumedProblem(Problem):
+    """409 ``pause_already_resumed``: what became of the first resume."""
+
+    status: str = Field(description="claimed (running or died mid-way), completed, paused_again "
+                                    "or failed.")
+    outcome: dict[str, Any] | None = None
+
+
+def resume_url(base: str, token: str) -> str:
+    return f"{base.rstrip('/')}/v1/pauses/{token}/resume"
+
+
+def interrupt_body(interrupt: PendingInterrupt, base: str) -> Interrupt:
+    return Interrupt(**asdict(interrupt), resume_url=resume_url(base, interrupt.token))
+
+
+def outcome_body(outcome: RunOutcome, base: str) -> dict[str, Any]:
+    interrupt = None if outcome.interrupt is None else interrupt_body(outcome.interrupt, base)
+    return Outcome(status=outcome.status, run_id=outcome.run_id, session_id=outcome.session_id,
+                   output=outcome.output, interrupt=interrupt, error=outcome.error,
+                   error_type=outcome.error_type).model_dump(mode="json")
+
+
+def ticket_model(ticket: PauseTicket, base: str) -> Ticket:
+    return Ticket(token=ticket.token, tenant=ticket.scope.tenant, name=ticket.name, kind=ticket.kind,
+                  question=ticket.question, session_id=ticket.session_id,
+                  tool_call_id=ticket.tool_call_id, issued_at=ticket.issued_at,
+                  expires_at=ticket.expires_at, status=ticket.status,  # type: ignore[arg-type]
+                  answer_schema=ticket.answer_schema, outcome=ticket.outcome,
+                  resume_url=resume_url(base, ticket.token))
+
+
+def ticket_body(ticket: PauseTicket, base: str) -> dict[str, Any]:
+    return ticket_model(ticket, base).model_dump(mode="json")
+
+
+def event_body(event: RunEvent, base: str) -> dict[str, Any]:
+    """An event as an SSE ``data`` document: its dataclass fields, ``kind`` included."""
+    data = asdict(event)
+    if event.kind == "paused":
+        data["interrupt"] = interrupt_body(event.interrupt, base).model_dump(mode="json")
+    return data

@@ -1,0 +1,167 @@
+"""Helpers of the HTTP tests. Real servers on loopback: uvicorn in a thread, on a free port.
+
+The app runs on the server thread's own event loop, so the host is only ever used there: a test
+talks to it over HTTP, and reaches the host directly (``server.call(coro)``) only to do what no
+route does (e.g. read the ledger). Each test gets its own SQLite file under ``tmp_path`` and its
+own refunds ledger, so "the tool ran once" is counted per test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import httpx
+import uvicorn
+from pydantic import BaseModel, Field
+from starlette.types import ASGIApp
+
+from symfonic import AgentSpec, Host, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
+from symfonic.kernel.tooling import ToolSchema
+from symfonic.models import FunctionModel
+from symfonic.testing import ManualClock
+from symfonic.transports.http import ApiKeys
+
+T = TypeVar("T")
+SECRET = "test-secret-for-pause-tokens-0123456789"
+READY_SECONDS = 15.0
+
+
+class _Uvicorn(uvicorn.Server):
+    """Tells the test thread when it is listening (or failed to start)."""
+
+    def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
+        super().__init__(config)
+        self.ready = ready
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
+        try:
+            await super().startup(sockets=sockets)
+        finally:
+            self.ready.set()
+
+
+class Served:
+    """An ASGI app served by uvicorn on 127.0.0.1 in a thread of its own."""
+
+    def __init__(self, app: ASGIApp, sock: socket.socket) -> None:
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        ready = threading.Event()
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="none", http="h11",
+                                loop="asyncio", timeout_graceful_shutdown=5)
+        self._server = _Uvicorn(config, ready)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        daemon=True, name=f"uvicorn-{self.url}")
+        self._sock = sock
+        self._thread.start()
+        if not ready.wait(READY_SECONDS) or not self._server.started:
+            self.stop()
+            raise RuntimeError(f"the server at {self.url} did not start")
+
+    def call(self, work: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        """Run ``work`` on the server's loop (where its host lives) and return its result."""
+        assert self._server.loop is not None
+        future: Future[T] = asyncio.run_coroutine_threadsafe(work, self._server.loop)
+        return future.result(timeout)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
+        self._sock.close()
+        assert not self._thread.is_alive(), "the server did not stop"
+
+
+def loopback_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    return sock
+
+
+@dataclass
+class LiveServer:
+    """The symfonic service, live, with a key per tenant."""
+
+    served: Served
+    host: Host
+    keys: ApiKeys
+    clock: ManualClock
+    secrets: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return self.served.url
+
+    def auth(self, name: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.secrets[name]}"}
+
+
+ServerFactory = Callable[..., LiveServer]
+
+
+def refund_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+
+async def paused_run(client: httpx.AsyncClient, server: LiveServer, tenant: str = "acme",
+                     text: str = "Please refund order 42.", session: str | None = None) -> str:
+    """Start a run that pauses for approval of the refund; its token."""
+    body: dict[str, Any] = {"input": text}
+    if session is not None:
+        body["session_id"] = session
+    response = await client.post("/v1/agents/support/runs", json=body, headers=server.auth(tenant))
+    assert response.status_code == 200, response.text
+    outcome = response.json()
+    assert outcome["status"] == "paused", outcome
+    assert outcome["interrupt"]["name"] == "issue_refund"
+    return str(outcome["interrupt"]["token"])
+
+
+def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, data) of every frame of an SSE body."""
+    events = []
+    for frame in text.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in frame.splitlines() if not line.startswith(":"))
+        events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+class PlanQuestion(BaseModel):
+    customer: str
+
+
+class PlanAnswer(BaseModel):
+    plan: Literal["basic", "pro"]
+    seats: int = Field(ge=1)
+    notify: bool = False
+
+
+def desk_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    """Asks a free-form question, or (for "plan") the typed ``pick_plan`` interrupt."""
+    last = messages[-1]
+    if last.role == "user" and "plan" in last.content:
+        return ModelReply(tool_calls=[ToolCall(id="plan-1", name="pick_plan",
+                                               arguments={"customer": "ACME"})])
+    if last.role == "user":
+        return ModelReply(tool_calls=[ToolCall(id="ask-1", name="ask_user", arguments={
+            "question": "Which colour should the invoice be?", "options": ["red", "blue"]})])
+    return ModelReply(text=f"Noted: {last.content}")
+
+
+def desk_agent() -> AgentSpec:
+    """An agent whose pauses are a question and a typed interrupt (support's is an approval)."""
+    return AgentSpec(name="desk", model=FunctionModel(desk_policy, name="desk_policy"),
+                     capabilities=[HumanInteraction(interrupts=[Interrupt(
+                         name="pick_plan", description="Ask which plan the customer gets.",
+                         question=PlanQuestion, answer=PlanAnswer)])])

@@ -1,0 +1,172 @@
+"""The inbox's pages over real HTTP (the browser drives them in ``test_inbox_browser``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from symfonic.examples.support import support_agent
+from tests.http.helpers import LiveServer, ServerFactory, desk_agent, paused_run, refund_lines
+
+
+@pytest.fixture
+def desk(start_server: ServerFactory) -> LiveServer:
+    return start_server(agents=[support_agent(), desk_agent()])
+
+
+@pytest.fixture
+async def browser_like(desk: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
+    """A client that keeps cookies and does not follow redirects, as a test wants to see them."""
+    async with httpx.AsyncClient(base_url=desk.url, timeout=20) as http:
+        yield http
+
+
+async def sign_in(client: httpx.AsyncClient, server: LiveServer, name: str = "acme") -> str:
+    """Sign in with the key ``name``; the CSRF token of its session."""
+    response = await client.post("/inbox/login", data={"key": server.secrets[name]})
+    assert response.status_code == 303, response.text
+    assert "httponly" in response.headers["set-cookie"].lower()
+    return csrf_of((await client.get("/inbox")).text)
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]{64})"', page)
+    assert found, page
+    return found.group(1)
+
+
+async def start(client: httpx.AsyncClient, server: LiveServer, agent: str, text: str,
+                tenant: str = "acme") -> str:
+    response = await client.post(f"/v1/agents/{agent}/runs", json={"input": text},
+                                 headers=server.auth(tenant))
+    assert response.json()["status"] == "paused", response.text
+    return str(response.json()["interrupt"]["token"])
+
+
+async def test_without_a_session_the_inbox_asks_for_a_key(browser_like: httpx.AsyncClient,
+                                                          desk: LiveServer) -> None:
+    page = await browser_like.get("/inbox")
+    assert page.status_code == 200 and 'action="/inbox/login"' in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["referrer-policy"] == "no-referrer"
+    wrong = await browser_like.post("/inbox/login", data={"key": "sfk_nope_nope"})
+    assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+    runner_only = desk.keys.issue("acme", permissions=["runs"])
+    refused = await browser_like.post("/inbox/login", data={"key": runner_only})
+    assert refused.status_code == 403
+
+
+async def test_the_inbox_shows_every_kind_of_pause_of_its_tenant_only(
+        browser_like: httpx.AsyncClient, desk: LiveServer) -> None:
+    approval = await paused_run(browser_like, desk)
+    question = await start(browser_like, desk, "desk", "hello")
+    typed = await start(browser_like, desk, "desk", "which plan?")
+    foreign = await paused_run(browser_like, desk, "globex")
+    await sign_in(browser_like, desk)
+    page = (await browser_like.get("/inbox")).text
+    assert all(f'data-token="{t}"' in page for t in (approval, question, typed))
+    assert f'data-token="{foreign}"' not in page
+    assert 'value="approve"' in page and 'value="reject"' in page and 'name="arg.amount"' in page
+    assert "Which colour should the invoice be?" in page and 'name="option" value="red"' in page
+    assert '<select name="field.plan" required>' in page and 'name="field.seats"' in page
+    assert 'type="checkbox" name="field.notify"' in page
+
+
+async def test_answering_each_kind_from_its_form_shows_the_outcome(
+        browser_like: httpx.AsyncClient, desk: LiveServer, refunds: Path) -> None:
+    approval = await paused_run(browser_like, desk)
+    question = await start(browser_like, desk, "desk", "hello")
+    typed = await start(browser_like, desk, "desk", "which plan?")
+    csrf = await sign_in(browser_like, desk)
+    answers = {approval: {"decision": "edit", "arg.order_id": "42", "arg.amount": "10"},
+               question: {"option": "blue", "answer": ""},
+               typed: {"field.plan": "pro", "field.seats": "3", "field.notify": "on"}}
+    for token, form in answers.items():
+        sent = await browser_like.post(f"/inbox/pauses/{token}", data={**form, "csrf": csrf})
+        assert sent.status_code == 303, sent.text
+        assert sent.headers["location"] == f"/inbox/pauses/{token}"
+    pages = {t: (await browser_like.get(f"/inbox/pauses/{t}")).text for t in answers}
+    assert "Completed: Done. Refunded 10.00 on order 42." in pages[approval]
+    assert "Completed: Noted: blue" in pages[question]
+    assert "Completed: Noted: {&quot;plan&quot;:&quot;pro&quot;,&quot;seats&quot;:3,&quot;notify" \
+           "&quot;:true}" in pages[typed]
+    assert refund_lines(refunds) == [{"order_id": 42, "amount": 10.0}]
+    again = await browser_like.post(f"/inbox/pauses/{approval}",
+                                    data={"decision": "approve", "csrf": csrf})
+    assert again.status_code == 303  # back to its page, which shows the first outcome
+    assert len(refund_lines(refunds)) == 1
+
+
+async def test_an_invalid_answer_shows_the_form_again_with_its_problems(
+        browser_like: httpx.AsyncClient, desk: LiveServer) -> None:
+    typed = await start(browser_like, desk, "desk", "which plan?")
+    csrf = await sign_in(browser_like, desk)
+    sent = await browser_like.post(f"/inbox/pauses/{typed}",
+                                   data={"field.plan": "pro", "field.seats": "0", "csrf": csrf})
+    assert sent.status_code == 422
+    assert 'role="alert"' in sent.text and "seats" in sent.text
+    assert '<option value="pro" selected>' in sent.text  # what was typed is kept
+    ticket = await browser_like.get(f"/v1/pauses/{typed}", headers=desk.auth("acme"))
+    assert ticket.json()["status"] == "outstanding"
+
+
+async def test_forms_need_the_session_its_csrf_token_and_the_permission(
+        browser_like: httpx.AsyncClient, desk: LiveServer, refunds: Path) -> None:
+    token = await paused_run(browser_like, desk)
+    anonymous = await browser_like.post(f"/inbox/pauses/{token}", data={"decision": "approve"})
+    assert anonymous.status_code == 401
+    csrf = await sign_in(browser_like, desk, "acme-reader")
+    forged = await browser_like.post(f"/inbox/pauses/{token}",
+                                     data={"decision": "approve", "csrf": "0" * 64})
+    reader = await browser_like.post(f"/inbox/pauses/{token}",
+                                     data={"decision": "approve", "csrf": csrf})
+    assert forged.status_code == reader.status_code == 403
+    assert refund_lines(refunds) == []
+
+
+async def test_another_tenants_pause_is_not_found_from_the_inbox(
+        browser_like: httpx.AsyncClient, desk: LiveServer, refunds: Path) -> None:
+    foreign = await paused_run(browser_like, desk, "globex")
+    csrf = await sign_in(browser_like, desk)
+    seen = await browser_like.get(f"/inbox/pauses/{foreign}")
+    answered = await browser_like.post(f"/inbox/pauses/{foreign}",
+                                       data={"decision": "approve", "csrf": csrf})
+    assert seen.status_code == answered.status_code == 404
+    assert 'data-error="unknown_pause"' in seen.text
+    ticket = await browser_like.get(f"/v1/pauses/{foreign}", headers=desk.auth("globex"))
+    assert ticket.json()["status"] == "outstanding"
+    assert refund_lines(refunds) == []
+
+
+async def test_malformed_and_expired_pauses_have_their_own_pages(
+        browser_like: httpx.AsyncClient, desk: LiveServer) -> None:
+    token = await paused_run(browser_like, desk)
+    await sign_in(browser_like, desk)
+    assert (await browser_like.get("/inbox/pauses/garbage")).status_code == 400
+    desk.clock.advance(25 * 3600)
+    expired = await browser_like.get(f"/inbox/pauses/{token}")
+    assert expired.status_code == 410 and 'data-error="pause_expired"' in expired.text
+
+
+async def test_a_run_started_from_the_inbox_lands_on_its_pause(
+        browser_like: httpx.AsyncClient, desk: LiveServer) -> None:
+    csrf = await sign_in(browser_like, desk)
+    started = await browser_like.post("/inbox/runs", data={
+        "agent": "support", "input": "Refund order 7.", "csrf": csrf})
+    assert started.status_code == 303 and started.headers["location"].startswith("/inbox/pauses/")
+    finished = await browser_like.post("/inbox/runs", data={
+        "agent": "support", "input": "hello", "csrf": csrf})
+    assert finished.status_code == 200 and "Completed: Which order" in finished.text
+    unknown = await browser_like.post("/inbox/runs", data={
+        "agent": "nobody", "input": "hello", "csrf": csrf})
+    assert unknown.status_code == 404
+
+
+async def test_signing_out_ends_the_session(browser_like: httpx.AsyncClient, desk: LiveServer) -> None:
+    csrf = await sign_in(browser_like, desk)
+    await browser_like.post("/inbox/logout", data={"csrf": csrf})
+    assert 'action="/inbox/login"' in (await browser_like.get("/inbox")).text

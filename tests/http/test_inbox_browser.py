@@ -1,0 +1,90 @@
+"""The inbox in headless Chromium (Debian's ``chromium``, driven by Playwright for Python).
+
+Never ``playwright install``: the browser is the system's. Without it the test skips on a
+developer's machine and fails in CI (``CI`` set), where a skip would hide the inbox's only test in
+a real browser.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Page, async_playwright, expect
+
+from tests.http.helpers import LiveServer, paused_run, refund_lines
+
+CHROMIUM = Path(os.environ.get("SYMFONIC_TEST_CHROMIUM", "/usr/bin/chromium"))
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        message = f"no Chromium at {CHROMIUM}: apt-get install chromium (or set SYMFONIC_TEST_CHROMIUM)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM
+
+
+@pytest.fixture
+async def page(server: LiveServer, chromium: Path) -> AsyncIterator[Page]:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
+        try:
+            tab = await browser.new_page()
+            tab.set_default_timeout(15_000)
+            yield tab
+        finally:
+            await browser.close()
+
+
+async def test_a_person_approves_a_refund_in_the_inbox(page: Page, server: LiveServer,
+                                                      client: httpx.AsyncClient,
+                                                      refunds: Path) -> None:
+    await page.goto(f"{server.url}/inbox#key={server.secrets['acme']}")  # signs in by itself
+    await expect(page.locator("#pending")).to_contain_text("Nothing is waiting")
+    assert "#key=" not in page.url
+
+    token = await paused_run(client, server)  # the open page picks the new pause up
+    card = page.locator(f'article.pause[data-token="{token}"]')
+    await expect(card).to_be_visible()
+    await expect(card.locator("table.question")).to_contain_text("59.9")
+    await expect(card.locator(".when-edit")).to_be_hidden()
+
+    await card.get_by_label("Approve", exact=True).check()
+    await card.get_by_role("button", name="Send").click()
+
+    await page.wait_for_url(f"**/inbox/pauses/{token}")
+    await expect(page.locator(".outcome-completed")).to_contain_text(
+        "Completed: Done. Refunded 59.90 on order 42.")
+    assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]
+
+
+async def test_a_person_edits_the_arguments_or_rejects_with_a_reason(
+        page: Page, server: LiveServer, client: httpx.AsyncClient, refunds: Path) -> None:
+    edited = await paused_run(client, server, text="Refund order 1234.")
+    rejected = await paused_run(client, server, text="Refund order 7.")
+    await page.goto(f"{server.url}/inbox#key={server.secrets['acme']}")
+
+    card = page.locator(f'article.pause[data-token="{edited}"]')
+    await card.get_by_label("Edit the arguments, then approve").check()
+    await expect(card.locator(".when-edit")).to_be_visible()
+    await card.get_by_label("Amount").fill("100")
+    await card.get_by_role("button", name="Send").click()
+    await expect(page.locator(".outcome-completed")).to_contain_text("Refunded 100.00 on order 1234.")
+
+    await page.goto(f"{server.url}/inbox/pauses/{rejected}")
+    await page.get_by_label("Reject").check()
+    await expect(page.locator(".when-reject")).to_be_visible()
+    await page.get_by_label("Reason (shown to the agent)").fill("order 7 was a gift")
+    await page.get_by_role("button", name="Send").click()
+    await expect(page.locator(".outcome-completed")).to_contain_text("order 7 was a gift")
+
+    assert refund_lines(refunds) == [{"order_id": 1234, "amount": 100.0}]

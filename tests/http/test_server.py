@@ -1,0 +1,114 @@
+"""``symfonic serve`` as a user runs it: a fresh directory, the printed key, the inbox, a refund."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import stat
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.http.helpers import loopback_socket, refund_lines
+
+SYMFONIC = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
+
+
+class Serving:
+    def __init__(self, process: asyncio.subprocess.Process, banner: str) -> None:
+        self.process = process
+        self.banner = banner
+        self.url = re.search(r"inbox:\s+(http://\S+)/inbox#key=", banner).group(1)  # type: ignore[union-attr]
+        self.key = re.search(r"API key:\s+(sfk_\S+)", banner).group(1)  # type: ignore[union-attr]
+
+        self._drain = asyncio.create_task(self._read_rest())
+
+    async def _read_rest(self) -> bytes:
+        assert self.process.stdout is not None
+        return await self.process.stdout.read()  # keeps the pipe from filling up
+
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGINT)
+        rest = (await asyncio.wait_for(self._drain, 30)).decode()
+        code = await asyncio.wait_for(self.process.wait(), 30)
+        assert "Application shutdown complete" in rest, rest
+        assert code in (0, 130), rest  # 130: uvicorn re-raises the SIGINT it shut down on
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory like a fresh clone's: no .symfonic yet, nothing configured."""
+    for name in ("SYMFONIC_DATABASE_URL", "SYMFONIC_SECRET", "SYMFONIC_API_KEYS",
+                 "SYMFONIC_WEBHOOK_URLS", "SYMFONIC_WEBHOOK_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+async def serve(workdir: Path, refunds: Path) -> AsyncIterator[Callable[[], Awaitable[Serving]]]:
+    """Start ``symfonic serve`` in ``workdir``; returns once uvicorn says it is listening."""
+    started: list[Serving] = []
+
+    async def start() -> Serving:
+        sock = loopback_socket()
+        port = sock.getsockname()[1]
+        sock.close()
+        process = await asyncio.create_subprocess_exec(
+            SYMFONIC, "serve", "--port", str(port), cwd=workdir, env=dict(os.environ),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        assert process.stdout is not None
+        output = ""
+        while "try:" not in output or "Uvicorn running on" not in output:
+            line = await asyncio.wait_for(process.stdout.readline(), 30)
+            assert line, f"symfonic serve exited early: {output}"
+            output += line.decode()
+        serving = Serving(process, output)
+        started.append(serving)
+        return serving
+
+    yield start
+    for serving in started:
+        await serving.stop()
+
+
+async def test_serve_prints_an_inbox_url_and_a_key_that_work(
+        serve: Callable[[], Awaitable[Serving]], workdir: Path, refunds: Path) -> None:
+    first = await serve()
+    async with httpx.AsyncClient(base_url=first.url, timeout=20) as client:
+        run = await client.post("/v1/agents/support/runs", headers=first.auth(),
+                                json={"input": "Please refund order 42."})
+        token = run.json()["interrupt"]["token"]
+        signed_in = await client.post("/inbox/login", data={"key": first.key})
+        assert signed_in.status_code == 303
+        inbox = await client.get("/inbox")
+        assert f'data-token="{token}"' in inbox.text and "issue_refund" in inbox.text
+        done = await client.post(f"/v1/pauses/{token}/resume", headers=first.auth(),
+                                 json={"answer": {"approved": True}})
+        assert done.json()["output"] == "Done. Refunded 59.90 on order 42."
+    assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]
+
+    keys = workdir / ".symfonic" / "api_keys.json"
+    assert first.key not in keys.read_text() and first.key.split("_")[2] not in keys.read_text()
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o600
+    assert (workdir / ".symfonic" / "symfonic.db").exists()
+
+
+async def test_each_start_replaces_the_development_key(
+        serve: Callable[[], Awaitable[Serving]]) -> None:
+    first = await serve()
+    await first.stop()
+    second = await serve()
+    assert second.key != first.key
+    async with httpx.AsyncClient(base_url=second.url) as client:
+        assert (await client.get("/v1/pauses", headers=first.auth())).status_code == 401
+        assert (await client.get("/v1/pauses", headers=second.auth())).status_code == 200

@@ -1,0 +1,100 @@
+"""The transport's parts that need no server: keys at rest, forms, escaping, import isolation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from symfonic.kernel.scope import Scope
+from symfonic.platform.continuation import AnswerInvalid, PauseTicket
+from symfonic.transports.http import forms, pages
+from symfonic.transports.http.auth import ApiKeys
+
+
+def test_keys_are_hashed_at_rest_and_survive_a_reload(tmp_path: Path) -> None:
+    path = tmp_path / "keys" / "api_keys.json"
+    keys = ApiKeys.load(path)
+    key = keys.issue("acme", label="ci")
+    reader = keys.issue("acme", permissions=["pauses:read"])
+    stored = path.read_text()
+    assert key not in stored and key.split("_", 2)[2] not in stored
+    again = ApiKeys.load(path)
+    found = again.authenticate(key)
+    assert found is not None and found.tenant == "acme" and found.allows("pauses:answer")
+    assert not again.authenticate(reader).allows("runs")  # type: ignore[union-attr]
+    for wrong in (None, "", key + "x", key[:-1], "sfk_" + found.id + "_guess", "x" * 1000):
+        assert again.authenticate(wrong) is None
+    assert again.remove_labelled("acme", "ci") == 1
+    assert ApiKeys.load(path).authenticate(key) is None
+
+
+def test_keys_refuse_bad_tenants_permissions_and_files(tmp_path: Path) -> None:
+    keys = ApiKeys()
+    with pytest.raises(ValueError, match="tenant"):
+        keys.issue("a/b")
+    with pytest.raises(ValueError, match="permissions"):
+        keys.issue("acme", permissions=["admin"])  # type: ignore[list-item]
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({"format": 99, "keys": []}))
+    with pytest.raises(ValueError, match="format 99"):
+        ApiKeys.load(newer)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(ValueError, match="not a symfonic keys file"):
+        ApiKeys.load(broken)
+
+
+APPROVAL = forms.AnswerForm(
+    purpose="approval", answer_schema={}, question={"order_id": 42, "amount": 59.9},
+    arguments_schema={"type": "object", "required": ["order_id", "amount"], "properties": {
+        "order_id": {"type": "integer", "title": "Order Id"}, "amount": {"type": "number"}}})
+
+
+def test_an_approval_form_reads_back_each_decision() -> None:
+    html = forms.render(APPROVAL)
+    assert 'name="arg.order_id" value="42"' in html and 'name="arg.amount" value="59.9"' in html
+    assert forms.parse(APPROVAL, {"decision": "approve"}) == {"approved": True}
+    assert forms.parse(APPROVAL, {"decision": "reject", "reason": " no "}) == {
+        "approved": False, "reason": "no"}
+    assert forms.parse(APPROVAL, {"decision": "edit", "arg.order_id": "7", "arg.amount": "1.5"}) == {
+        "approved": True, "arguments": {"order_id": 7, "amount": 1.5}}
+    assert forms.parse(APPROVAL, {"decision": "edit", "arg.order_id": "x", "arg.amount": ""}) == {
+        "approved": True, "arguments": {"order_id": "x"}}  # left for the schema to refuse
+    with pytest.raises(AnswerInvalid):
+        forms.parse(APPROVAL, {})
+
+
+def test_a_schema_without_properties_is_answered_as_json() -> None:
+    form = forms.AnswerForm(purpose="typed", answer_schema={"type": "array"}, question=None)
+    assert 'name="answer_json"' in forms.render(form)
+    assert forms.parse(form, {"answer_json": "[1, 2]"}) == [1, 2]
+    with pytest.raises(AnswerInvalid) as broken:
+        forms.parse(form, {"answer_json": "[1,"})
+    assert broken.value.errors[0]["loc"] == ["answer"]
+    with pytest.raises(AnswerInvalid):
+        forms.parse(form, {"answer_json": "[" * 100_000})
+
+
+def test_what_a_model_wrote_is_escaped_in_the_page() -> None:
+    evil = "<script>alert(1)</script>"
+    ticket = PauseTicket(token='t"><x', scope=Scope(tenant="acme"),
+                         question={"question": evil, "options": [evil]}, name="ask_user",
+                         kind="ask_user", session_id=evil, tool_call_id="c", issued_at=0,
+                         expires_at=0, status="outstanding", answer_schema={"type": "string"})
+    form = forms.AnswerForm(purpose="ask_user", answer_schema={"type": "string"},
+                            question=ticket.question)
+    html = pages.inbox([pages.PauseView(ticket=ticket, form=form)], tenant="acme", csrf="c",
+                       agents=[evil])
+    assert "<script>alert" not in html and "<x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_importing_symfonic_imports_no_web_framework() -> None:
+    probe = ("import sys, symfonic, symfonic.transports, symfonic.transports.webhooks, symfonic.cli; "
+             "print(sorted({'fastapi', 'uvicorn', 'httpx', 'starlette'} & set(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
