@@ -244,3 +244,47 @@ async def test_pause_listeners_hear_stored_pauses_only(host: Host) -> None:
     assert heard == [("ask_user", ACME)]
     await host.continuation.resume(token, "x")
     assert heard == [("ask_user", ACME)]
+
+
+async def test_an_expired_refusal_names_its_verified_tenant(host: Host, clock: ManualClock) -> None:
+    token = await pause(host, "ship")
+    clock.advance(301)
+    with pytest.raises(PauseExpired) as expired:
+        await host.continuation.ticket(token)
+    assert expired.value.scope == {"tenant": "acme"}
+
+
+async def test_revoking_a_pause_never_issued_is_refused(host: Host) -> None:
+    token = await pause(host, "ask")
+    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    assert record is not None
+    from dataclasses import replace
+
+    from symfonic.platform.continuation import UnknownPauseToken
+    from symfonic.platform.resuming import claims_of
+
+    ghost = host.keys.encode(replace(claims_of(record), jti="ghost"))
+    with pytest.raises(UnknownPauseToken):
+        await host.revoke(ghost)
+
+
+async def test_listeners_can_unsubscribe(host: Host) -> None:
+    heard: list[str] = []
+    unsubscribe = host.on_pause(lambda interrupt, scope: heard.append(interrupt.name))
+    await pause(host, "ask", session="a")
+    unsubscribe()
+    await pause(host, "ask", session="b")
+    assert heard == ["ask_user"]
+
+
+def test_scoped_agents_are_cached_within_a_bound(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    from symfonic.platform import host as host_module
+
+    monkeypatch.setattr(host_module, "AGENT_CACHE_SIZE", 2)
+    first = host.agent("desk", Scope(tenant="t1"))
+    assert host.agent("desk", Scope(tenant="t1")) is first
+    host.agent("desk", Scope(tenant="t2"))
+    host.agent("desk", Scope(tenant="t1"))  # t1 used again: t2 is now the oldest
+    host.agent("desk", Scope(tenant="t3"))
+    assert host.agent("desk", Scope(tenant="t1")) is first
+    assert len(host._agents) == 2

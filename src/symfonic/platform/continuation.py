@@ -51,7 +51,17 @@ class UnknownPauseToken(LookupError):
 
 
 class PauseExpired(UnknownPauseToken):
-    """The pause outlived its TTL; the conversation moved on."""
+    """The pause outlived its TTL; the conversation moved on.
+
+    Attributes:
+        scope: The tenant claim of the token when its signature verified (an expired token of
+            ours), else None; a transport uses it to answer another tenant as if the token were
+            unknown.
+    """
+
+    def __init__(self, message: str, *, scope: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.scope = scope
 
 
 class MalformedPauseToken(UnknownPauseToken):

@@ -26,11 +26,18 @@ from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
-from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable, PauseTicket
+from symfonic.platform.continuation import (
+    AgentNotServed,
+    ContinuationUnavailable,
+    PauseTicket,
+    UnknownPauseToken,
+)
 from symfonic.platform.resuming import LedgerContinuation, claims_of, ticket_of
 from symfonic.stores.opening import Store, open_store, resolve_url
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
+AGENT_CACHE_SIZE = 1024
+"""Scoped agents kept ready; agents hold no state of their own, so evicting one is free."""
 logger = logging.getLogger("symfonic.host")
 PauseListener = Callable[[PendingInterrupt, Scope], None]
 
@@ -111,9 +118,13 @@ class Host:
             raise AgentNotServed(f"no agent named {name!r} on this host; it serves "
                                  f"{sorted(self._specs)}")
         key = (name, scope)
-        if key not in self._agents:
-            self._agents[key] = Agent(spec, scope=scope, runtime=_HostRuntime(self, scope))
-        return self._agents[key]
+        agent = self._agents.pop(key, None)
+        if agent is None:
+            agent = Agent(spec, scope=scope, runtime=_HostRuntime(self, scope))
+            if len(self._agents) >= AGENT_CACHE_SIZE:  # bounded: tenants come and go
+                self._agents.pop(next(iter(self._agents)))
+        self._agents[key] = agent  # most recently used last
+        return agent
 
     @property
     def continuation(self) -> LedgerContinuation:
@@ -130,23 +141,33 @@ class Host:
         return [ticket_of(self._keys.encode(claims_of(r)), r) for r in records]
 
     async def revoke(self, token: str) -> bool:
-        """Withdraw an outstanding pause; False when it was no longer outstanding."""
+        """Withdraw an outstanding pause; False when it was no longer outstanding.
+
+        Raises:
+            UnknownPauseToken: the token is bad (by subclass) or names no recorded pause.
+        """
         store = await self.store()
         claims = self.continuation.verify(token)
-        return await store.revoke(claims.jti, self._clock())
+        if await store.revoke(claims.jti, self._clock()):
+            return True
+        if await store.get(claims.jti) is None:
+            raise UnknownPauseToken(f"no pause {claims.jti} is recorded on this host")
+        return False
 
     async def sweep_expired(self) -> int:
         """Mark pauses past their expiry as ``expired``; returns how many."""
         return await (await self.store()).sweep_expired(self._clock())
 
-    def on_pause(self, listener: PauseListener) -> None:
+    def on_pause(self, listener: PauseListener) -> Callable[[], None]:
         """Call ``listener(interrupt, scope)`` after every stored, resumable pause.
 
         It runs inline in the pausing run, so it must only hand the pause off (put it on a
         queue): a listener that blocks delays the run; one that raises is logged and ignored,
-        since the pause itself has already been stored and must still be reported.
+        since the pause itself has already been stored and must still be reported. Returns a
+        function that unsubscribes the listener.
         """
         self._pause_listeners.append(listener)
+        return lambda: self._pause_listeners.remove(listener)
 
     def _publish(self, event: RunEvent, scope: Scope) -> None:
         if not isinstance(event, Paused) or not event.interrupt.resumable:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("symfonic.continuation")
 _REJECTIONS: dict[str, type[UnknownPauseToken]] = {
     "malformed": MalformedPauseToken, "forged": ForgedPauseToken,
-    "unknown_key": UnknownSigningKey, "expired": PauseExpired,
+    "unknown_key": UnknownSigningKey,
 }
 
 
@@ -67,6 +67,9 @@ class LedgerContinuation:
         try:
             return self._keys.decode(token, self._clock())
         except TokenRejected as rejected:
+            if rejected.reason == "expired":
+                scope = rejected.claims.scope if rejected.claims else None
+                raise PauseExpired(str(rejected), scope=scope) from None
             raise _REJECTIONS[rejected.reason](str(rejected)) from None
 
     async def ticket(self, token: str) -> PauseTicket:
@@ -197,7 +200,7 @@ def _refuse(record: PauseRecord) -> NoReturn:
     if record.status == "revoked":
         raise PauseRevoked(f"pause {record.jti} was revoked")
     if record.status in ("expired", "outstanding"):
-        raise PauseExpired(f"pause {record.jti} expired")
+        raise PauseExpired(f"pause {record.jti} expired", scope=record.scope.to_claim())
     raise PauseAlreadyResumed(f"pause {record.jti} was already resumed ({record.status})",
                               status=record.status, outcome=record.outcome)
 

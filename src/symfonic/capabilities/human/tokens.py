@@ -32,9 +32,12 @@ RejectReason = Literal["malformed", "forged", "unknown_key", "expired"]
 class TokenRejected(ValueError):
     """A token failed offline verification. ``reason`` says how, for the caller to map."""
 
-    def __init__(self, reason: RejectReason, detail: str) -> None:
+    def __init__(self, reason: RejectReason, detail: str,
+                 claims: PauseClaims | None = None) -> None:
         super().__init__(detail)
         self.reason: RejectReason = reason
+        self.claims = claims
+        """For ``expired`` only: the claims, whose signature did verify."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,7 +120,7 @@ class TokenKeys:
             raise TokenRejected("malformed", f"not a pause token: {error}") from None
         claims = _claims_of(payload)
         if claims.exp <= now:
-            raise TokenRejected("expired", "the pause expired")
+            raise TokenRejected("expired", "the pause expired", claims)
         return claims
 
 

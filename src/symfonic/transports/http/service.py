@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated
 
-import jwt
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import JSONResponse, Response
@@ -62,25 +61,13 @@ class Service:
         """
         try:
             claims = self.host.continuation.verify(token)
-        except PauseExpired:
-            if _expired_token_tenant(token) != tenant:
+        except PauseExpired as expired:
+            if (expired.scope or {}).get("tenant") != tenant:
                 raise foreign_pause() from None
             raise
         if claims.scope.get("tenant") != tenant:
             raise foreign_pause()
         return claims
-
-
-def _expired_token_tenant(token: str) -> str | None:
-    """The tenant of a token that verified but for its expiry.
-
-    ``verify`` raises ``PauseExpired`` only after the signature checked out, so these claims are
-    authentic; they are read again here because the refusal does not carry them.
-    """
-    payload = jwt.decode(token, options={"verify_signature": False})
-    scope = payload.get("scope")
-    tenant = scope.get("tenant") if isinstance(scope, dict) else None
-    return tenant if isinstance(tenant, str) else None
 
 
 def service_of(request: Request) -> Service:
