@@ -89,3 +89,17 @@ def test_a_revoked_pause_cannot_be_answered(workdir: Path) -> None:
 def test_db_migrate_creates_the_schema(workdir: Path) -> None:
     done = symfonic(workdir, "db", "migrate", "--url", f"sqlite:///{workdir / 'x.db'}")
     assert "migrated" in done.stdout and (workdir / "x.db").exists()
+
+
+def test_api_keys_are_made_listed_and_removed(workdir: Path) -> None:
+    key = symfonic(workdir, "keys", "add", "--tenant", "acme", "--permission", "pauses:read",
+                   "--label", "ops").stdout.strip()
+    assert key.startswith("sfk_")
+    stored = (workdir / ".symfonic" / "api_keys.json").read_text()
+    assert key not in stored and key.split("_")[1] in stored
+    listed = symfonic(workdir, "keys", "list").stdout
+    assert "tenant=acme" in listed and "permissions=pauses:read" in listed and key not in listed
+    assert "removed" in symfonic(workdir, "keys", "remove", key.split("_")[1]).stdout
+    assert "tenant=acme" not in symfonic(workdir, "keys", "list").stdout
+    refused = symfonic(workdir, "keys", "add", "--tenant", "acme", "--permission", "root", check=False)
+    assert refused.returncode == 2 and "unknown permissions" in refused.stderr

@@ -3,8 +3,8 @@
 ``run`` starts a turn and prints its outcome (a pause's token). ``demo`` runs the example support
 agent on the embedded SQLite default: it pauses for approval of a refund, asks in the terminal
 (or takes ``--answer``), and resumes. ``pauses`` lists, shows and revokes a tenant's pauses;
-``resume`` answers one from its token; ``serve`` starts the HTTP service and inbox; ``db migrate``
-creates or upgrades the schema.
+``resume`` answers one from its token; ``serve`` starts the HTTP service and inbox, whose API keys
+``keys`` manages; ``db migrate`` creates or upgrades the schema.
 
 Tokens are signed with ``$SYMFONIC_SECRET``; without it the CLI uses a development secret kept in
 ``.symfonic/secret`` (created on first use, readable by its owner only), so that ``demo`` and
@@ -37,6 +37,8 @@ pauses_app = typer.Typer(help="A tenant's pauses.", no_args_is_help=True)
 db_app = typer.Typer(help="The database.", no_args_is_help=True)
 app.add_typer(pauses_app, name="pauses")
 app.add_typer(db_app, name="db")
+keys_app = typer.Typer(help="API keys of the HTTP service (needs symfonic[http]).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
 console = Console()
 
 UrlOption = Annotated[str | None, typer.Option("--url", help="Database URL (default: "
@@ -216,6 +218,42 @@ def serve(url: UrlOption = None,
     except ImportError as missing:
         raise typer.BadParameter(f"{missing}: pip install 'symfonic[http]'") from None
     run_server(url=url, host=host, port=port, secret=development_secret())
+
+
+def _api_keys() -> Any:
+    try:
+        from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
+    except ImportError as missing:
+        raise typer.BadParameter(f"{missing}: pip install 'symfonic[http]'") from None
+    return ApiKeys.load(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE)
+
+
+@keys_app.command("add")
+def keys_add(tenant: Annotated[str, typer.Option("--tenant", help="The tenant the key acts in.")],
+             permission: Annotated[list[str] | None, typer.Option(
+                 "--permission", help="runs, pauses:read or pauses:answer; repeat (default: all).")] = None,
+             label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "") -> None:
+    """Make an API key for TENANT and print it: the only time it is shown (only its hash is kept)."""
+    keys = _api_keys()
+    try:
+        key = keys.issue(tenant, label=label, **({"permissions": permission} if permission else {}))
+    except ValueError as refused:
+        raise typer.BadParameter(str(refused)) from None
+    console.print(key, soft_wrap=True)
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """The keys the service accepts (ids, tenants and permissions; never the keys)."""
+    for key in _api_keys():
+        console.print(f"{key.id}  tenant={key.tenant}  permissions={','.join(sorted(key.permissions))}"
+                      f"  label={key.label!r}")
+
+
+@keys_app.command("remove")
+def keys_remove(key_id: str) -> None:
+    """Stop accepting the key with id KEY_ID."""
+    console.print("removed" if _api_keys().remove(key_id) else f"no key {key_id!r}")
 
 
 def _refusing(work: Callable[[], T]) -> T:
