@@ -78,6 +78,23 @@ class Message:
             data.get("tool_call_id"),
         )
 
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> Message:
+        """Rebuild a message this library stored itself (:meth:`to_dict` output).
+
+        It skips the constructor's checks, which the message passed when it was first made: a
+        transcript of thousands of messages is read back on every turn, and re-validating each
+        one tripled the cost of reading it.
+        """
+        message = object.__new__(cls)
+        calls = data.get("tool_calls")
+        object.__setattr__(message, "role", data["role"])
+        object.__setattr__(message, "content", data["content"])
+        object.__setattr__(message, "tool_calls",
+                           tuple(ToolCall.from_dict(c) for c in calls) if calls else ())
+        object.__setattr__(message, "tool_call_id", data.get("tool_call_id"))
+        return message
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelReply:

@@ -15,7 +15,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 from symfonic.agent import Agent, AgentSpec
 from symfonic.capabilities.human.contribution import PAUSE_WIRING, PauseWiring
@@ -33,6 +32,7 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
 )
 from symfonic.platform.resuming import LedgerContinuation, claims_of, ticket_of
+from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.stores.opening import Store, open_store, resolve_url
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
@@ -60,6 +60,8 @@ class Host:
         self._opening = asyncio.Lock()
         self._continuation: LedgerContinuation | None = None
         self._pause_listeners: list[PauseListener] = []
+        self.transcripts = CachedTranscripts(self.store)
+        """Every agent's and every resume's view of the transcripts (read once per host)."""
 
     @classmethod
     def open(cls, url: str | None = None, *, agents: Sequence[AgentSpec],
@@ -130,7 +132,8 @@ class Host:
     def continuation(self) -> LedgerContinuation:
         """Resuming paused turns from their tokens."""
         if self._continuation is None:
-            self._continuation = LedgerContinuation(store=self.opened_store(), keys=self._keys,
+            self._continuation = LedgerContinuation(store=self.opened_store(),
+                                                    transcripts=self.transcripts, keys=self._keys,
                                                     clock=self._clock, agent_for=self.agent)
         return self._continuation
 
@@ -196,8 +199,8 @@ class _HostRuntime:
         self._scope = scope
 
     @property
-    def transcripts(self) -> Any:
-        return _LazyTranscripts(self._host)
+    def transcripts(self) -> CachedTranscripts:
+        return self._host.transcripts
 
     def services(self, spec: AgentSpec, request: TurnRequest,
                  resumed_from: str | None = None) -> Services:
@@ -219,16 +222,3 @@ class _HostRuntime:
 
     def published(self, terminal: RunEvent) -> None:
         self._host._publish(terminal, self._scope)
-
-
-class _LazyTranscripts:
-    """Opens the host's store on the first transcript call."""
-
-    def __init__(self, host: Host) -> None:
-        self._host = host
-
-    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> Any:
-        return await (await self._host.store()).load(scope, session_id, upto)
-
-    async def append(self, tail: Any) -> None:
-        await (await self._host.store()).append(tail)

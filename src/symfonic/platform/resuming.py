@@ -40,7 +40,7 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
     UnknownSigningKey,
 )
-from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail
 
 if TYPE_CHECKING:
     from symfonic.stores.opening import Store
@@ -55,9 +55,10 @@ _REJECTIONS: dict[str, type[UnknownPauseToken]] = {
 class LedgerContinuation:
     """Resumes pauses recorded in the host's store."""
 
-    def __init__(self, *, store: Store, keys: TokenKeys, clock: Callable[[], float],
-                 agent_for: Callable[[str, Scope], Agent]) -> None:
+    def __init__(self, *, store: Store, transcripts: TranscriptService, keys: TokenKeys,
+                 clock: Callable[[], float], agent_for: Callable[[str, Scope], Agent]) -> None:
         self._store = store
+        self._transcripts = transcripts
         self._keys = keys
         self._clock = clock
         self._agent_for = agent_for
@@ -104,7 +105,7 @@ class LedgerContinuation:
         if not claim.won:
             _refuse(claim.record) if claim.record else _unknown(claims.jti)
 
-        history = await self._store.load(scope, state.session_id, upto=state.transcript_position)
+        history = await self._transcripts.load(scope, state.session_id, upto=state.transcript_position)
         request = TurnRequest(run_id=_new_run_id(), root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope)
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision})

@@ -45,8 +45,13 @@ class TranscriptTail:
 
 
 class TranscriptService(Protocol):
-    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> list[Message]:
-        """The session's messages in order (the first ``upto`` of them when given)."""
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        """The session's messages at positions ``start`` up to ``upto`` (default: all), in order.
+
+        Because transcripts are append-only, a reader that already holds the first ``n`` messages
+        can ask for ``start=n`` and get only what is new.
+        """
         ...
 
     async def append(self, tail: TranscriptTail) -> None:

@@ -32,9 +32,10 @@ class MemoryStore:
         self.closed = False
 
     # transcripts
-    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> list[Message]:
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
         messages = self._transcripts.get((scope.key, session_id), [])
-        return list(messages if upto is None else messages[:upto])
+        return list(messages[start:upto])
 
     async def append(self, tail: TranscriptTail) -> None:
         async with self._lock:

@@ -87,9 +87,10 @@ class PostgresStore:
         await self._write(migrate)
 
     # transcripts
-    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> list[Message]:
-        limit = upto if upto is not None else 2**62
-        rows = await self._fetchall(_S["LOAD_MESSAGES"], (scope.key, session_id, limit))
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        rows = await self._fetchall(_S["LOAD_MESSAGES"],
+                                    (scope.key, session_id, *sql.load_range(start, upto)))
         return sql.messages_of(rows)
 
     async def append(self, tail: TranscriptTail) -> None:

@@ -52,7 +52,7 @@ NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
 INSERT_MESSAGE = "INSERT INTO symfonic_messages (scope, session_id, seq, body) VALUES (?, ?, ?, ?)"
 LOAD_MESSAGES = ("SELECT body FROM symfonic_messages WHERE scope = ? AND session_id = ? "
-                 "AND seq < ? ORDER BY seq")
+                 "AND seq >= ? AND seq < ? ORDER BY seq")
 INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, session_id, state) "
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
@@ -84,7 +84,15 @@ def message_rows(tail: TranscriptTail) -> list[tuple[str, str, int, str]]:
 
 
 def messages_of(rows: Sequence[Sequence[Any]]) -> list[Message]:
-    return [Message.from_dict(json.loads(row[0])) for row in rows]
+    """Decode stored message rows; one JSON parse for the whole batch, no re-validation."""
+    if not rows:
+        return []
+    return [Message.from_stored(data) for data in json.loads(f"[{','.join(row[0] for row in rows)}]")]
+
+
+def load_range(start: int, upto: int | None) -> tuple[int, int]:
+    """The ``seq`` bounds of a load: from ``start`` up to (not including) ``upto``."""
+    return start, upto if upto is not None else 2**62
 
 
 def pause_row(record: PauseRecord) -> tuple[Any, ...]:

@@ -67,10 +67,11 @@ class SQLiteStore:
         self._transaction(_migrate)
 
     # transcripts
-    async def load(self, scope: Scope, session_id: str, upto: int | None = None) -> list[Message]:
-        limit = upto if upto is not None else 2**62
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        bounds = sql.load_range(start, upto)
         rows = await self._read(lambda c: c.execute(sql.LOAD_MESSAGES,
-                                                    (scope.key, session_id, limit)).fetchall())
+                                                    (scope.key, session_id, *bounds)).fetchall())
         return sql.messages_of(rows)
 
     async def append(self, tail: TranscriptTail) -> None:

@@ -63,6 +63,9 @@ class StoreConformance:
         await store.append(tail(ACME, "s1", 2, "c"))
         assert [m.content for m in await store.load(ACME, "s1")] == ["a", "b", "c"]
         assert [m.content for m in await store.load(ACME, "s1", upto=2)] == ["a", "b"]
+        assert [m.content for m in await store.load(ACME, "s1", start=1)] == ["b", "c"]
+        assert [m.content for m in await store.load(ACME, "s1", upto=2, start=1)] == ["b"]
+        assert await store.load(ACME, "s1", start=3) == []
 
     async def test_append_at_a_taken_position_conflicts_and_writes_nothing(self, store: Any) -> None:
         await store.append(tail(ACME, "s1", 0, "a"))

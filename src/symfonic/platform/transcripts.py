@@ -1,0 +1,63 @@
+"""The host's transcript reader: a bounded cache of each session's known prefix.
+
+Every turn shows the model the whole conversation, so every turn reads it. Because transcripts
+are append-only and addressed by position, a prefix once read can never change: the host keeps
+the messages it has read (or that were read back after its own writes) and asks the store only
+for what came after them (``start=len(known)``). That stays correct when other hosts write to the
+same session — their messages arrive by the same query — and it turns the cost of reading a long
+conversation from "every turn" into "once per host".
+
+The cache is bounded by a number of messages across sessions, least recently used first; a
+session longer than the whole bound is simply not kept.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+from symfonic.kernel.messages import Message
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import TranscriptService, TranscriptTail
+
+DEFAULT_CAPACITY = 200_000
+"""Messages kept across sessions (at ~1 KiB each, a few hundred MiB at most)."""
+
+
+class CachedTranscripts:
+    """A :class:`TranscriptService` over the host's store that reads each message once."""
+
+    def __init__(self, store: Callable[[], Awaitable[TranscriptService]],
+                 capacity: int = DEFAULT_CAPACITY) -> None:
+        self._store = store
+        self._capacity = capacity
+        self._sessions: OrderedDict[tuple[str, str], list[Message]] = OrderedDict()
+        self._held = 0
+
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        key = (scope.key, session_id)
+        known = self._sessions.get(key, [])
+        if upto is None or upto > len(known):
+            fresh = await (await self._store()).load(scope, session_id, upto, start=len(known))
+            known = self._remember(key, known, fresh)
+        elif key in self._sessions:
+            self._sessions.move_to_end(key)
+        return known[start:upto]
+
+    async def append(self, tail: TranscriptTail) -> None:
+        await (await self._store()).append(tail)
+
+    def _remember(self, key: tuple[str, str], known: list[Message],
+                  fresh: list[Message]) -> list[Message]:
+        # A concurrent load may have extended the entry meanwhile: keep the longer prefix.
+        current = self._sessions.pop(key, [])
+        merged = [*known, *fresh] if len(known) + len(fresh) >= len(current) else current
+        self._held -= len(current)
+        if len(merged) <= self._capacity:
+            self._sessions[key] = merged
+            self._held += len(merged)
+            while self._held > self._capacity:
+                _, evicted = self._sessions.popitem(last=False)
+                self._held -= len(evicted)
+        return merged

@@ -1,0 +1,74 @@
+"""The host's transcript cache reads each stored message once and never serves a stale prefix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symfonic import Message, Scope
+from symfonic.platform.transcripts import CachedTranscripts
+from symfonic.services.conversation import TranscriptTail
+from symfonic.stores.memory import MemoryStore
+
+ACME = Scope(tenant="acme")
+
+
+class CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[tuple[int, int | None]] = []
+
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        rows = await super().load(scope, session_id, upto, start)
+        self.read.append((start, upto))
+        return rows
+
+
+async def append(store: Any, start: int, *texts: str, session: str = "s") -> None:
+    await store.append(TranscriptTail(scope=ACME, session_id=session, start=start,
+                                      messages=tuple(Message("user", t) for t in texts)))
+
+
+async def cached(store: CountingStore, capacity: int = 100) -> CachedTranscripts:
+    async def opened() -> CountingStore:
+        return store
+
+    return CachedTranscripts(opened, capacity)
+
+
+async def test_only_what_is_new_is_read_from_the_store() -> None:
+    store = CountingStore()
+    transcripts = await cached(store)
+    await append(store, 0, "a", "b")
+    assert [m.content for m in await transcripts.load(ACME, "s")] == ["a", "b"]
+    await append(store, 2, "c")  # written by another host, straight to the store
+    assert [m.content for m in await transcripts.load(ACME, "s")] == ["a", "b", "c"]
+    assert [m.content for m in await transcripts.load(ACME, "s", upto=2)] == ["a", "b"]
+    assert [m.content for m in await transcripts.load(ACME, "s", start=1, upto=3)] == ["b", "c"]
+    assert store.read == [(0, None), (2, None)]
+
+
+async def test_sessions_and_tenants_stay_apart() -> None:
+    store = CountingStore()
+    transcripts = await cached(store)
+    await append(store, 0, "mine")
+    await store.append(TranscriptTail(scope=Scope(tenant="globex"), session_id="s", start=0,
+                                      messages=(Message("user", "theirs"),)))
+    assert [m.content for m in await transcripts.load(ACME, "s")] == ["mine"]
+    assert [m.content for m in await transcripts.load(Scope(tenant="globex"), "s")] == ["theirs"]
+
+
+async def test_the_cache_is_bounded_least_recently_used_first() -> None:
+    store = CountingStore()
+    transcripts = await cached(store, capacity=4)
+    for session in ("x", "y", "z"):
+        await append(store, 0, "1", "2", session=session)
+        await transcripts.load(ACME, session)
+    assert store.read == [(0, None)] * 3
+    await transcripts.load(ACME, "z")  # still held: nothing read
+    await transcripts.load(ACME, "x")  # evicted by z: read again from the start
+    assert store.read[3:] == [(2, None), (0, None)]
+    await append(store, 0, *"abcde", session="long")
+    await transcripts.load(ACME, "long")
+    await transcripts.load(ACME, "long")  # longer than the whole bound: never kept
+    assert store.read[-2:] == [(0, None), (0, None)]
