@@ -12,10 +12,12 @@ become :class:`~symfonic.services.conversation.StoreError` (or ``TranscriptConfl
 
 from __future__ import annotations
 
+import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
 from symfonic.capabilities.human.turn_state import TurnState
@@ -30,8 +32,8 @@ try:
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
     raise ImportError("PostgreSQL support needs its extra: pip install 'symfonic[postgres]'") from missing
 
-T = TypeVar("T")
 Connection = psycopg.AsyncConnection[Any]
+Check = Callable[[], Awaitable[None]]
 _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic schema change
 
 _S = {name: sql.to_format_style(getattr(sql, name)) for name in (
@@ -50,7 +52,7 @@ class PostgresStore:
     async def open(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> PostgresStore:
         pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"autocommit": True}, check=AsyncConnectionPool.check_connection)
+            kwargs={"autocommit": True}, check=_check_when_idle)
         try:
             await pool.open(wait=True, timeout=30)
         except psycopg.Error as error:
@@ -84,7 +86,8 @@ class PostgresStore:
             elif version < len(sql.MIGRATIONS):
                 await conn.execute("UPDATE symfonic_schema SET version = %s", (len(sql.MIGRATIONS),))
 
-        await self._write(migrate)
+        async with self._connection() as conn, conn.transaction():
+            await migrate(conn)
 
     # transcripts
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -94,7 +97,10 @@ class PostgresStore:
         return sql.messages_of(rows)
 
     async def append(self, tail: TranscriptTail) -> None:
-        await self._write(lambda conn: _append(conn, tail))
+        async def write(conn: Connection) -> list[Check]:
+            return [await _append(conn, tail)]
+
+        await self._write(write)
 
     # checkpoints
     def new_checkpoint_id(self) -> str:
@@ -106,14 +112,15 @@ class PostgresStore:
 
     # ledger
     async def issue(self, issue: PauseIssue) -> None:
-        async def write(conn: Connection) -> None:
-            await _append(conn, issue.tail)
+        async def write(conn: Connection) -> list[Check]:
+            checks = [await _append(conn, issue.tail)]
             await conn.execute(_S["INSERT_CHECKPOINT"], (
                 issue.state.checkpoint_id, issue.state.scope.key, issue.state.session_id,
                 sql.dump_json(issue.state.to_dict())))
             await conn.execute(_S["INSERT_PAUSE"], sql.pause_row(issue.record))
             if issue.finishes is not None:
-                await _finish(conn, issue.finishes)
+                checks.append(await _finish(conn, issue.finishes))
+            return checks
 
         await self._write(write)
 
@@ -128,10 +135,11 @@ class PostgresStore:
         return Claim(won=False, record=await self.get(jti))
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
-        async def write(conn: Connection) -> None:
-            await _finish(conn, finish)
+        async def write(conn: Connection) -> list[Check]:
+            checks = [await _finish(conn, finish)]
             if tail is not None:
-                await _append(conn, tail)
+                checks.append(await _append(conn, tail))
+            return checks
 
         await self._write(write)
 
@@ -160,15 +168,27 @@ class PostgresStore:
         async with self._connection() as conn:
             return (await conn.execute(statement, params)).rowcount
 
-    async def _write(self, work: Callable[[Connection], Awaitable[T]]) -> T:
-        async with self._connection() as conn, conn.transaction():
-            return await work(conn)
+    async def _write(self, work: Callable[[Connection], Awaitable[list[Check]]]) -> None:
+        """One transaction, its statements pipelined: sent together, checked once answered.
+
+        A pause is a handful of statements; sending them one round trip at a time cost more
+        than the commit itself. The checks (the transcript position, the claimed status) run
+        after the pipeline is synced and before the commit, so a failed one rolls it all back.
+        """
+        async with self._connection() as conn, conn.transaction(), conn.pipeline() as pipeline:
+            checks = await work(conn)
+            await pipeline.sync()
+            for check in checks:
+                await check()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:
         try:
             async with self._pool.connection() as conn:
-                yield conn
+                try:
+                    yield conn
+                finally:
+                    _last_used[conn] = time.monotonic()
         except psycopg.errors.UniqueViolation as error:
             if error.diag.table_name == "symfonic_messages":
                 raise TranscriptConflict(f"another writer took the transcript position: {error}") from error
@@ -177,23 +197,53 @@ class PostgresStore:
             raise StoreError(f"PostgreSQL failed: {error}") from error
 
 
-async def _append(conn: Connection, tail: TranscriptTail) -> None:
+IDLE_CHECK_SECONDS = 2.0
+"""A pooled connection idle longer than this is pinged before use (the server may have dropped
+it); a busy one is not, since a ping per checkout cost a round trip on every store call."""
+_last_used: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
+
+
+async def _check_when_idle(conn: Connection) -> None:
+    last = _last_used.get(conn)
+    if last is None or time.monotonic() - last > IDLE_CHECK_SECONDS:
+        await AsyncConnectionPool.check_connection(conn)
+
+
+async def _append(conn: Connection, tail: TranscriptTail) -> Check:
+    """Queue the tail's rows; the check, run once the pipeline is answered, verifies the position.
+
+    Rows at positions the session already holds fail on the primary key; the check catches the
+    other mistake, a gap (the session shorter than ``tail.start``).
+    """
     if not tail.messages:
-        return
-    row = await (await conn.execute(_S["NEXT_SEQ"], (tail.scope.key, tail.session_id))).fetchone()
-    have = 0 if row is None else int(row[0])
-    if have != tail.start:
-        raise TranscriptConflict(f"session {tail.session_id!r} holds {have} messages; the append "
-                                 f"expected {tail.start}")
+        return _nothing
+    position = await conn.execute(_S["NEXT_SEQ"], (tail.scope.key, tail.session_id))
     async with conn.cursor() as cursor:
         await cursor.executemany(_S["INSERT_MESSAGE"], sql.message_rows(tail))
 
+    async def check() -> None:
+        row = await position.fetchone()
+        have = 0 if row is None else int(row[0])
+        if have != tail.start:
+            raise TranscriptConflict(f"session {tail.session_id!r} holds {have} messages; the "
+                                     f"append expected {tail.start}")
 
-async def _finish(conn: Connection, finish: Finish) -> None:
+    return check
+
+
+async def _finish(conn: Connection, finish: Finish) -> Check:
     cursor = await conn.execute(_S["FINISH"], (
         finish.status, finish.finished_at, sql.dump_json(finish.outcome), finish.jti))
-    if cursor.rowcount != 1:
-        raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
+
+    async def check() -> None:
+        if cursor.rowcount != 1:
+            raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
+
+    return check
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _json(text: str) -> Any:
