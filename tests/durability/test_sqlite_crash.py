@@ -47,8 +47,9 @@ OUTCOME = "UPDATE symfonic_pauses SET status = 'completed'"
 RESUME_KILL_POINTS: dict[str, tuple[dict[str, Any], str, int]] = {
     "at_claim": ({"kill": [CLAIM]}, "outstanding", 0),
     "at_claim_commit": ({"kill": [CLAIM, "COMMIT"]}, "outstanding", 0),
-    "after_claim_commit": ({"kill": [CLAIM, "SELECT body FROM symfonic_messages"]}, "claimed", 0),
-    "mid_turn_before_effect": ({"tool_kill": "before_effect"}, "claimed", 0),
+    # the claim committed and nothing of the turn ran yet (reads no longer touch the writer's
+    # connection, so the first point after the claim's COMMIT is inside the tool)
+    "after_claim_commit": ({"tool_kill": "before_effect"}, "claimed", 0),
     "mid_turn_after_effect": ({"tool_kill": "after_effect"}, "claimed", 1),
     "at_outcome": ({"kill": [OUTCOME]}, "claimed", 1),
     "at_outcome_commit": ({"kill": [OUTCOME, "COMMIT"]}, "claimed", 1),

@@ -53,6 +53,7 @@ NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
 INSERT_MESSAGE = "INSERT INTO symfonic_messages (scope, session_id, seq, body) VALUES (?, ?, ?, ?)"
 LOAD_MESSAGES = ("SELECT body FROM symfonic_messages WHERE scope = ? AND session_id = ? "
                  "AND seq >= ? AND seq < ? ORDER BY seq")
+LOAD_MESSAGES_PAGE = LOAD_MESSAGES + " LIMIT ?"
 INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, session_id, state) "
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
