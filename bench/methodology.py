@@ -1,0 +1,88 @@
+"""The method section of ``docs/benchmarks.md``: how each number was obtained."""
+
+METHOD = """## Method
+
+**Workload.** One human-in-the-loop turn, the same on both sides: a user message; the model
+asks the person a question; the turn pauses; the answer resumes it; the model reads the answer
+and completes. The model is a deterministic Python function of the transcript
+(`symfonic.models.FunctionModel`; a LangGraph node with the same policy), so there is no network
+and no model cost. symfonic runs through `Host.open(url, agents=[spec], secret=...)`,
+`agent.run(...)` and `host.continuation.resume(token, answer)` with `HumanInteraction()`
+(`ask_user`). LangGraph runs a `MessagesState` graph (`model` -> `ask_user` node calling
+`interrupt()` -> `model`), resumed with `Command(resume=answer)`, default durability (`"async"`),
+measured with its async savers (`AsyncSqliteSaver` over aiosqlite, `AsyncPostgresSaver` over a
+psycopg pool) and its sync savers (`SqliteSaver`, `PostgresSaver` over one connection).
+
+**History.** The number of messages already in the session before the measured turn:
+alternating user and assistant messages of 200 characters. symfonic: appended to the host's
+store with `store.append(TranscriptTail(...))` as the session's earlier turns on this host would
+have left it: all but the last two messages, which the host then reads once (as the previous
+turn's start did), then the last two; LangGraph: written into the thread state with
+`update_state(config, {"messages": history}, as_node="model")`. Every sample is a fresh session
+seeded outside the timed region.
+
+**symfonic, resumed on another host.** The "resume later, anywhere" case: the history is
+appended by one host, the turn is paused on a second and resumed on a third, all over the same
+database, so neither the pausing nor the resuming host has read the session before and each
+reads all of it from the database. The plain "symfonic" rows use one host for everything, like a
+single server handling a conversation.
+
+**Latency.** `time.perf_counter()` around the call that starts the turn until the pause is in
+hand (symfonic: the `RunOutcome` with its token; LangGraph: the `__interrupt__` result), and
+around the resume call until the completed turn. Systems alternate within each sample and the
+order flips between samples. The garbage collector stays on; objects allocated before the
+measurements (imports, warm-up) are frozen with `gc.freeze()`, and the young generations are
+collected before each operation (untimed), so each operation pays for its own garbage only. Medians and p95
+(inclusive quantiles) over the samples listed. The round trip is pause + resume of one sample.
+
+**Bytes and commits, SQLite.** Before each operation (untimed) the probe runs
+`PRAGMA wal_checkpoint(RESTART)` and commits one row of its own, so the WAL starts over under new
+salts and is live again (the first commit after a restart also rewrites and syncs the WAL header,
+about 0.3 ms here, which no measured operation should pay); after the operation, the probe walks
+the WAL frame headers with the new salts and subtracts its own. Bytes = frames x (page size +
+24-byte frame header): the pages each commit physically wrote. Commits = frames whose "database size
+after commit" field is set (one per committed write transaction). Automatic checkpoints are
+switched off on the measured connections during the latency cells (`wal_autocheckpoint = 0`), so
+neither system checkpoints inside a timed operation. As a cross-check, `COMMIT` statements are
+also counted with `sqlite3.Connection.set_trace_callback` on symfonic's store connection
+(`store._conn`) and LangGraph's saver connection ("traced").
+
+**Bytes and commits, PostgreSQL.** Each system has its own database; `pg_walinspect` lists the
+WAL records between `pg_current_wal_insert_lsn()` before the operation and
+`pg_current_wal_flush_lsn()` after it. Records touching a relation of the measured database name
+its transactions (xids); commits = `Transaction/COMMIT` records of those xids (write transactions
+only: read-only statements assign no xid); bytes = total record length, full-page images
+included, of those xids' records plus xid-less records on the database's relations. Other
+databases on the server are excluded by oid. A temporary physical replication slot, advanced to
+the start of each operation, keeps the server from recycling the WAL before it is read.
+Full-page images make PostgreSQL bytes vary with the server's checkpoint timing, which is why
+medians are reported.
+
+**Floor.** SQLite: `BEGIN IMMEDIATE; INSERT` of one small row; `COMMIT` in WAL mode with
+`synchronous=FULL` (symfonic's store default) on a file in the same directory. PostgreSQL: one
+autocommit `INSERT` of a small row (`synchronous_commit=on`). Floor samples are taken between the
+history-0 samples, side by side with them.
+
+**Throughput.** asyncio tasks in one process share one symfonic host (SQLite: one connection
+on its thread; PostgreSQL: a pool of up to 10) or one LangGraph async saver (one aiosqlite
+connection; `AsyncPostgresSaver` over a pool of up to 10). Each task runs pause + resume cycles
+back to back on fresh sessions (history 0) until the deadline; the rate is completed cycles over
+the wall time until the last task finished. WAL autocheckpoint is back at SQLite's default here.
+
+**Correctness.** The race workloads have a side effect after the pause: symfonic's approval-gated
+`apply_change` tool, LangGraph's node code after `interrupt()`; each run appends one line to a
+per-trial log, so the line count is how many times the rest of the turn ran. The benchmark's
+process pauses the turn; two resumers, each with its own host or saver and connection, resume it
+at once (released by a barrier): as two threads, and as two spawned processes on the same
+database file or database. "Second resume": one resume completes, then another resume of the same
+pause.
+
+**Noise.** The machine is shared (other people's builds and tests, and the same PostgreSQL
+server), so absolute times move from run to run, PostgreSQL's most (see the p95 columns).
+Ratios are taken from systems measured alternately within the same samples, which is what makes
+them comparable; a target close to its threshold can still pass in one run and miss in the next.
+
+**Profiles.** pyinstrument (0.5 ms interval, async mode) over a few pause + resume cycles per
+cell, seeding excluded; trees trimmed to frames above 3% of the total, and the hottest functions
+by self time. The profiler slows Python code more than I/O, so read the shares, not the times.
+"""

@@ -1,0 +1,223 @@
+"""The one command: symfonic and LangGraph, side by side, on SQLite and PostgreSQL.
+
+    python -m bench.run            # full run (~10 min on 2 cores), writes docs/benchmarks.md
+    python -m bench.run --quick    # smoke run (< 1 min), prints the tables only
+
+Run from the repository root with the ``bench`` extra installed (``pip install -e '.[bench]'``).
+PostgreSQL comes from ``--postgres`` (default ``$BENCH_POSTGRES_URL``, else
+``postgresql://postgres@127.0.0.1:5432/postgres``): the run creates its own databases there and
+drops them at the end. ``--no-postgres`` measures SQLite only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.concurrency import measure_concurrency
+from bench.environment import Workspace, machine
+from bench.langgraph_side import LangGraphSubject, LangGraphSyncSubject
+from bench.latency import (
+    CommitTrace,
+    Probe,
+    Subject,
+    measure_cell,
+    median,
+    plain_cycles,
+    summary,
+    warm_up,
+)
+from bench.probes import PgFloor, PgWal, SqliteFloor, SqliteWal
+from bench.profiling import profile_cycles
+from bench.races import run_races
+from bench.report import LABELS, RunResults, console, fastest_langgraph, markdown
+from bench.symfonic_side import OtherHostSubject, SymfonicSubject
+from bench.workload import CONCURRENCY, HISTORIES, Plan
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# Which SQLite file / PostgreSQL database each measured system writes to.
+SQLITE_FILES = {"symfonic": "symfonic", "symfonic-cold": "symfonic", "langgraph": "langgraph",
+                "langgraph-sync": "langgraph-sync"}
+PG_DATABASES = {"symfonic": "symfonic", "symfonic-cold": "symfonic", "langgraph": "langgraph",
+                "langgraph-sync": "langgraph"}
+KINDS: dict[str, Any] = {"symfonic": SymfonicSubject, "symfonic-cold": OtherHostSubject,
+                         "langgraph": LangGraphSubject, "langgraph-sync": LangGraphSyncSubject}
+
+
+async def open_subjects(backend: str, workspace: Workspace, plan: Plan) -> list[Any]:
+    systems = ["symfonic", "symfonic-cold", "langgraph"]
+    systems += ["langgraph-sync"] if plan.sync_langgraph else []
+    subjects = []
+    for system in systems:
+        if backend == "sqlite":
+            path = workspace.sqlite_path(SQLITE_FILES[system])
+            target = f"sqlite:///{path}" if system.startswith("symfonic") else str(path)
+        else:
+            target = workspace.pg_url(PG_DATABASES[system])
+        subjects.append(await KINDS[system](backend, target).open())
+    return subjects
+
+
+def probes_for(backend: str, workspace: Workspace, subjects: list[Any]) -> dict[str, Probe]:
+    if backend == "sqlite":
+        return {s.system: SqliteWal(workspace.sqlite_path(SQLITE_FILES[s.system])) for s in subjects}
+    assert workspace.control is not None
+    return {s.system: PgWal(workspace.control, workspace.pg_database(PG_DATABASES[s.system]),
+                            workspace.slot) for s in subjects}
+
+
+async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results: RunResults) -> None:
+    subjects = await open_subjects(backend, workspace, plan)
+    probes = probes_for(backend, workspace, subjects)
+    floor: SqliteFloor | PgFloor = (SqliteFloor(workspace.sqlite_path("floor")) if backend == "sqlite"
+                                    else PgFloor(workspace.pg_url("control")))
+    traces: dict[str, CommitTrace] = {}
+    try:
+        if backend == "sqlite":
+            for subject in subjects:
+                traces[subject.system] = CommitTrace()
+                results.sqlite_settings[subject.system] = await subject.configure_sqlite(
+                    traces[subject.system], autocheckpoint=0)
+        await warm_up(subjects, cycles=4)
+        floor_times: list[float] = []
+        results.latency[backend] = {}
+        for history in HISTORIES:
+            started = time.perf_counter()
+            cells = await measure_cell(subjects, probes, history, plan.samples[history], traces,
+                                       floor if history == 0 else None, floor_times)
+            results.latency[backend][history] = {name: summary(s) for name, s in cells.items()}
+            _progress(backend, history, results.latency[backend][history], time.perf_counter() - started)
+        while len(floor_times) < plan.floor_samples:
+            floor_times.append(floor.commit())
+        results.floor[backend] = floor_times
+        if backend == "sqlite":
+            results.runtime_only = await _runtime_only(plan.floor_samples)
+        if plan.profile_cycles:
+            await _profile(backend, subjects, plan, results)
+        if backend == "sqlite":
+            for subject in subjects:
+                await subject.configure_sqlite(None, autocheckpoint=1000)
+        started = time.perf_counter()
+        concurrent: list[Subject] = [s for s in subjects if s.system in ("symfonic", "langgraph")]
+        results.concurrency[backend] = await measure_concurrency(concurrent, CONCURRENCY,
+                                                                 plan.cycle_seconds)
+        log(f"  {backend} throughput: {results.concurrency[backend]} "
+            f"({time.perf_counter() - started:.0f} s)")
+    finally:
+        for subject in subjects:
+            await subject.close()
+        for probe in probes.values():
+            probe.close()  # type: ignore[attr-defined]
+        floor.close()
+
+
+async def _runtime_only(samples: int) -> tuple[float, float]:
+    """symfonic's own cost: the same cycle on an in-memory store (no I/O, no thread)."""
+    subject = await SymfonicSubject("memory", "memory://").open()
+    try:
+        await plain_cycles(subject, 20)
+        pauses, resumes = await plain_cycles(subject, samples)
+    finally:
+        await subject.close()
+    return median(pauses), median(resumes)
+
+
+async def _profile(backend: str, subjects: list[Any], plan: Plan, results: RunResults) -> None:
+    started = time.perf_counter()
+    by_system = {subject.system: subject for subject in subjects}
+    cells = [("symfonic", 0, plan.profile_cycles * 4), ("symfonic", 5000, plan.profile_cycles)]
+    if backend == "sqlite":
+        cells += [("symfonic-cold", 5000, plan.profile_cycles),
+                  ("langgraph-sync", 0, plan.profile_cycles * 4),
+                  ("langgraph-sync", 5000, max(2, plan.profile_cycles // 3))]
+    for system, history, cycles in cells:
+        if system in by_system:
+            label = f"{LABELS[system]}, {NAMES[backend]}, history {history:,}"
+            results.profiles.append(await profile_cycles(by_system[system], history, cycles, label))
+    log(f"  {backend} profiles ({time.perf_counter() - started:.0f} s)")
+
+
+def _progress(backend: str, history: int, cells: dict[str, dict[str, Any]], seconds: float) -> None:
+    ours = cells["symfonic"]["round_trip_p50"]
+    name, theirs = fastest_langgraph(cells, "round_trip_p50")
+    log(f"  {backend} history {history:>5}: round trip symfonic {ours * 1000:.2f} ms, "
+        f"{LABELS[name]} {theirs * 1000:.1f} ms ({theirs / ours:.1f}x) [{seconds:.0f} s]")
+
+
+async def bench_races(backends: list[str], workspace: Workspace, plan: Plan,
+                      results: RunResults) -> None:
+    for backend in backends:
+        for system in ("symfonic", "langgraph"):
+            started = time.perf_counter()
+            if backend == "sqlite":
+                path = workspace.sqlite_path(f"race-{system}")
+                target = f"sqlite:///{path}" if system == "symfonic" else str(path)
+            else:
+                target = workspace.pg_url(system)
+            races = await run_races(system, backend, target, workspace.side_effects,
+                                    plan.race_trials)
+            results.races += races
+            log(f"  races {backend}/{system}: "
+                + ", ".join(f"{r.scenario} once {r.exactly_once}/{len(r.runs)}" for r in races)
+                + f" ({time.perf_counter() - started:.0f} s)")
+
+
+async def run(args: argparse.Namespace, command: str) -> RunResults:
+    plan = Plan.quick() if args.quick else Plan.full()
+    postgres = None if args.no_postgres else args.postgres
+    backends = ["sqlite"] + (["postgres"] if postgres else [])
+    started = time.perf_counter()
+    workspace = Workspace(postgres)
+    try:
+        results = RunResults(command=command, mode="quick" if args.quick else "full",
+                             date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                             machine=machine(workspace), plan=plan)
+        for backend in backends:
+            log(f"{backend}: latency, writes, floor, throughput")
+            await bench_backend(backend, workspace, plan, results)
+        log("correctness races")
+        await bench_races(backends, workspace, plan, results)
+        results.seconds = time.perf_counter() - started
+        return results
+    finally:
+        workspace.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a short smoke run (< 1 minute)")
+    parser.add_argument("--postgres", default=os.environ.get("BENCH_POSTGRES_URL", DEFAULT_POSTGRES),
+                        help="a PostgreSQL server URL whose user may create databases")
+    parser.add_argument("--no-postgres", action="store_true", help="measure SQLite only")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="where to write the report (default: docs/benchmarks.md for a full "
+                             "run; a quick run writes nothing unless asked)")
+    args = parser.parse_args(argv)
+    command = " ".join(["python -m bench.run", *argv])
+    results = asyncio.run(run(args, command))
+    print(console(results))
+    output = args.output or (None if args.quick else ROOT / "docs" / "benchmarks.md")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(markdown(results), encoding="utf-8")
+        log(f"wrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
