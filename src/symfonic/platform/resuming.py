@@ -15,9 +15,10 @@ step 4 nothing can run the turn again, whatever happens to this process.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from symfonic.agent import Agent, RunOutcome, collect
 from symfonic.capabilities.human.contribution import HumanInteraction
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from symfonic.stores.opening import Store
 
 logger = logging.getLogger("symfonic.continuation")
+A = TypeVar("A")
+B = TypeVar("B")
 _REJECTIONS: dict[str, type[UnknownPauseToken]] = {
     "malformed": MalformedPauseToken, "forged": ForgedPauseToken,
     "unknown_key": UnknownSigningKey,
@@ -89,10 +92,11 @@ class LedgerContinuation:
         agent = self._agent_for(claims.pin.partition("@")[0], scope)
         if not agent.spec.accepts_pin(claims.pin):
             raise IncompatibleDefinition(claims.pin, agent.spec.pin)
-        record = await self._record(claims)
+        # The row and the turn state are read at once: the checkpoint id is the signed token's,
+        # and the row is checked against the token before the state is used.
+        record, state = await _both(self._record(claims), self._store.load_state(claims.checkpoint))
         if record.status != "outstanding":
             _refuse(record)
-        state = await self._store.load_state(record.checkpoint_id)
         if state is None or state.scope != scope:
             raise UnknownPauseToken(f"pause {claims.jti} has no turn state")
         call = next((c for c in state.round if c.id == state.paused_call_id), None)
@@ -101,11 +105,13 @@ class LedgerContinuation:
         spec = interaction_spec(agent, record.name)
         decision = project(spec, call, spec.check_answer(answer))
 
-        claim = await self._store.claim(claims.jti, self._clock())
+        # The history up to the pause was committed with it and can never change, so it is read
+        # while the claim commits; nothing of the turn runs unless the claim is won.
+        claim, history = await _both(
+            self._store.claim(claims.jti, self._clock()),
+            self._transcripts.load(scope, state.session_id, upto=state.transcript_position))
         if not claim.won:
             _refuse(claim.record) if claim.record else _unknown(claims.jti)
-
-        history = await self._transcripts.load(scope, state.session_id, upto=state.transcript_position)
         request = TurnRequest(run_id=_new_run_id(), root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope)
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision})
@@ -195,6 +201,15 @@ def claims_of(record: PauseRecord) -> PauseClaims:
         root_run=record.root_run_id, session=record.session_id, thread=record.thread_id,
         checkpoint=record.checkpoint_id, name=record.name, tool_call_id=record.tool_call_id,
         pin=record.pin, iat=int(record.issued_at), exp=int(record.expires_at))
+
+
+async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Await two independent store calls together; both finish before either error is raised."""
+    one, two = await asyncio.gather(first, second, return_exceptions=True)
+    for outcome in (one, two):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return one, two  # type: ignore[return-value]
 
 
 def _refuse(record: PauseRecord) -> NoReturn:
