@@ -114,7 +114,7 @@ class InvocationRunner:
                 yield event
         except InvocationPaused as paused:
             yield Paused(run_id=run_id, interrupt=paused.interrupt)
-        except Exception as error:
+        except Exception as error:  # every failure becomes the one Failed terminal, logged
             logger.warning("run %s failed: %r", run_id, error, exc_info=error)
             yield Failed(run_id=run_id, error=str(error) or type(error).__name__,
                          error_type=type(error).__name__)
@@ -186,6 +186,6 @@ class InvocationRunner:
             return await tool.invoke(dict(arguments), invocation), False
         except ToolArgumentsInvalid as invalid:
             return f"Error: invalid arguments for {call.name!r}: {invalid}", True
-        except Exception as error:
+        except Exception as error:  # the model is told what went wrong; the run goes on
             logger.warning("tool %s raised %r", call.name, error, exc_info=error)
             return f"Error: tool {call.name!r} raised {type(error).__name__}: {error}", True
