@@ -71,20 +71,10 @@ class PostgresStore:
 
         async def migrate(conn: Connection) -> None:
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            await conn.execute("CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)")
-            row = await (await conn.execute("SELECT version FROM symfonic_schema")).fetchone()
-            version = 0 if row is None else int(row[0])
-            if version > len(sql.MIGRATIONS):
-                raise StoreError(f"the database schema is version {version}; this symfonic "
-                                 f"knows {len(sql.MIGRATIONS)}: upgrade symfonic")
-            for statements in sql.MIGRATIONS[version:]:
-                for statement in statements:
-                    await conn.execute(statement)
-            if row is None:
-                await conn.execute("INSERT INTO symfonic_schema (version) VALUES (%s)",
-                                   (len(sql.MIGRATIONS),))
-            elif version < len(sql.MIGRATIONS):
-                await conn.execute("UPDATE symfonic_schema SET version = %s", (len(sql.MIGRATIONS),))
+            await conn.execute(sql.SCHEMA_TABLE)
+            row = await (await conn.execute(sql.SCHEMA_VERSION)).fetchone()
+            for statement, parameters in sql.migration_plan(row):
+                await conn.execute(sql.to_format_style(statement), parameters or None)
 
         async with self._connection() as conn, conn.transaction():
             await migrate(conn)

@@ -17,7 +17,7 @@ from typing import Any
 from symfonic.capabilities.human.ledger import LEDGER_FORMAT, PauseRecord
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
-from symfonic.services.conversation import TranscriptTail
+from symfonic.services.conversation import StoreError, TranscriptTail
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -43,6 +43,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables."""
+
+SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
+SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
+SCHEMA_INSERT = "INSERT INTO symfonic_schema (version) VALUES (?)"
+SCHEMA_UPDATE = "UPDATE symfonic_schema SET version = ?"
+
+
+def migration_plan(row: Sequence[Any] | None) -> list[tuple[str, tuple[int, ...]]]:
+    """The statements (with their parameters) that bring a schema at ``row`` (its version row, or
+    None) to the latest, ending with the one that records the new version; none when current.
+
+    Raises:
+        StoreError: the database is newer than this symfonic: refuse rather than misread it.
+    """
+    version = 0 if row is None else int(row[0])
+    if version > len(MIGRATIONS):
+        raise StoreError(f"the database schema is version {version}; this symfonic knows "
+                         f"{len(MIGRATIONS)}: upgrade symfonic")
+    if version == len(MIGRATIONS) and row is not None:
+        return []
+    pending = [(statement, ()) for statements in MIGRATIONS[version:] for statement in statements]
+    return [*pending, (SCHEMA_INSERT if row is None else SCHEMA_UPDATE, (len(MIGRATIONS),))]
+
 
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "

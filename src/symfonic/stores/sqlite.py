@@ -204,19 +204,9 @@ class SQLiteStore:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)")
-    row = conn.execute("SELECT version FROM symfonic_schema").fetchone()
-    version = 0 if row is None else int(row[0])
-    if version > len(sql.MIGRATIONS):
-        raise StoreError(f"the database schema is version {version}; this symfonic knows "
-                         f"{len(sql.MIGRATIONS)}: upgrade symfonic")
-    for statements in sql.MIGRATIONS[version:]:
-        for statement in statements:
-            conn.execute(statement)
-    if row is None:
-        conn.execute("INSERT INTO symfonic_schema (version) VALUES (?)", (len(sql.MIGRATIONS),))
-    else:
-        conn.execute("UPDATE symfonic_schema SET version = ?", (len(sql.MIGRATIONS),))
+    conn.execute(sql.SCHEMA_TABLE)
+    for statement, parameters in sql.migration_plan(conn.execute(sql.SCHEMA_VERSION).fetchone()):
+        conn.execute(statement, parameters)
 
 
 def _append(conn: sqlite3.Connection, tail: TranscriptTail) -> None:
