@@ -111,6 +111,8 @@ class MemoryStore:
         self.closed = True
 
     def _check_tail(self, tail: TranscriptTail) -> None:
+        if not tail.messages:
+            return  # nothing to place, as in the SQL stores
         have = len(self._transcripts.get((tail.scope.key, tail.session_id), []))
         if have != tail.start:
             raise TranscriptConflict(
