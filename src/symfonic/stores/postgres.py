@@ -98,7 +98,7 @@ class PostgresStore:
 
     async def load_state(self, checkpoint_id: str) -> TurnState | None:
         rows = await self._fetchall(_S["LOAD_CHECKPOINT"], (checkpoint_id,))
-        return None if not rows else TurnState.from_dict(_json(rows[0][0]))
+        return None if not rows else sql.turn_state_of(rows[0][0])
 
     # ledger
     async def issue(self, issue: PauseIssue) -> None:
@@ -234,9 +234,3 @@ async def _finish(conn: Connection, finish: Finish) -> Check:
 
 async def _nothing() -> None:
     return None
-
-
-def _json(text: str) -> Any:
-    import json
-
-    return json.loads(text)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from symfonic.capabilities.human.ledger import LEDGER_FORMAT, PauseRecord
+from symfonic.capabilities.human.turn_state import TurnState
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptTail
@@ -103,7 +104,7 @@ def to_format_style(statement: str) -> str:
 
 
 def message_rows(tail: TranscriptTail) -> list[tuple[str, str, int, str]]:
-    return [(tail.scope.key, tail.session_id, tail.start + offset, _dump(message.to_dict()))
+    return [(tail.scope.key, tail.session_id, tail.start + offset, dump_json(message.to_dict()))
             for offset, message in enumerate(tail.messages)]
 
 
@@ -122,10 +123,10 @@ def load_range(start: int, upto: int | None) -> tuple[int, int]:
 def pause_row(record: PauseRecord) -> tuple[Any, ...]:
     return (record.jti, record.scope.key, record.run_id, record.root_run_id, record.session_id,
             record.thread_id, record.checkpoint_id, record.name, record.kind, record.tool_call_id,
-            record.pin, _dump(record.payload),
-            None if record.answer_schema is None else _dump(record.answer_schema),
+            record.pin, dump_json(record.payload),
+            None if record.answer_schema is None else dump_json(record.answer_schema),
             record.issued_at, record.expires_at, record.status, record.claimed_at,
-            record.finished_at, None if record.outcome is None else _dump(record.outcome),
+            record.finished_at, None if record.outcome is None else dump_json(record.outcome),
             LEDGER_FORMAT)
 
 
@@ -142,8 +143,8 @@ def record_of(row: Sequence[Any]) -> PauseRecord:
 
 
 def dump_json(value: Any) -> str:
-    return _dump(value)
-
-
-def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def turn_state_of(text: str) -> TurnState:
+    return TurnState.from_dict(json.loads(text))

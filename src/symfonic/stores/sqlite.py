@@ -95,7 +95,7 @@ class SQLiteStore:
     async def load_state(self, checkpoint_id: str) -> TurnState | None:
         row = await self._read(lambda c: c.execute(sql.LOAD_CHECKPOINT,
                                                    (checkpoint_id,)).fetchone())
-        return None if row is None else TurnState.from_dict(_loads(row[0]))
+        return None if row is None else sql.turn_state_of(row[0])
 
     # ledger
     async def issue(self, issue: PauseIssue) -> None:
@@ -224,9 +224,3 @@ def _finish(conn: sqlite3.Connection, finish: Finish) -> None:
                                         sql.dump_json(finish.outcome), finish.jti)).rowcount
     if changed != 1:
         raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
-
-
-def _loads(text: str) -> Any:
-    import json
-
-    return json.loads(text)
