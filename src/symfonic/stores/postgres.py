@@ -119,7 +119,7 @@ class PostgresStore:
         return None if not rows else sql.record_of(rows[0])
 
     async def claim(self, jti: str, now: float) -> Claim:
-        rows = await self._fetchall(_S["CLAIM"], (now, jti, now))
+        rows = await self._fetchall(_S["CLAIM"], (now, jti, now), idempotent=False)
         if rows:
             return Claim(won=True, record=sql.record_of(rows[0]))
         return Claim(won=False, record=await self.get(jti))
@@ -150,9 +150,20 @@ class PostgresStore:
         await self._pool.close()
 
     # plumbing
-    async def _fetchall(self, statement: str, params: tuple[Any, ...]) -> list[Any]:
-        async with self._connection() as conn:
-            return await (await conn.execute(statement, params)).fetchall()
+    async def _fetchall(self, statement: str, params: tuple[Any, ...], *,
+                        idempotent: bool = True) -> list[Any]:
+        """Run one statement. An idempotent one (a read) is tried again, once, on a fresh
+        connection when the first turned out to be dead; the claim is not, since a claim that
+        died mid-flight may have committed."""
+        for attempt in (1, 2):
+            try:
+                async with self._connection() as conn:
+                    return await (await conn.execute(statement, params)).fetchall()
+            except StoreError as failed:
+                if attempt == 2 or not idempotent or not _connection_lost(failed):
+                    raise
+                await self._pool.check()  # the server may have dropped every idle connection
+        raise AssertionError("unreachable")
 
     async def _rowcount(self, statement: str, params: tuple[Any, ...]) -> int:
         async with self._connection() as conn:
@@ -164,12 +175,26 @@ class PostgresStore:
         A pause is a handful of statements; sending them one round trip at a time cost more
         than the commit itself. The checks (the transcript position, the claimed status) run
         after the pipeline is synced and before the commit, so a failed one rolls it all back.
+
+        A connection found dead before the COMMIT was sent committed nothing, so the
+        transaction is tried again, once, on a fresh one (the server may have dropped pooled
+        connections that were idle only briefly). A failure at the COMMIT itself is ambiguous
+        and is raised for the caller to settle by reading the ledger.
         """
-        async with self._connection() as conn, conn.transaction(), conn.pipeline() as pipeline:
-            checks = await work(conn)
-            await pipeline.sync()
-            for check in checks:
-                await check()
+        for attempt in (1, 2):
+            committing = False
+            try:
+                async with self._connection() as conn, conn.transaction(), conn.pipeline() as pipe:
+                    checks = await work(conn)
+                    await pipe.sync()
+                    for check in checks:
+                        await check()
+                    committing = True
+                return
+            except StoreError as failed:
+                if attempt == 2 or committing or not _connection_lost(failed):
+                    raise
+                await self._pool.check()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:
@@ -191,6 +216,10 @@ IDLE_CHECK_SECONDS = 2.0
 """A pooled connection idle longer than this is pinged before use (the server may have dropped
 it); a busy one is not, since a ping per checkout cost a round trip on every store call."""
 _last_used: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
+
+
+def _connection_lost(error: StoreError) -> bool:
+    return isinstance(error.__cause__, psycopg.OperationalError)
 
 
 async def _check_when_idle(conn: Connection) -> None:
