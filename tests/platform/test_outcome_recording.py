@@ -61,3 +61,31 @@ async def test_an_outcome_that_cannot_be_stored_is_recorded_failed(clock: Manual
     assert resumed.status == "failed" and "could not be stored" in (resumed.error or "")
     assert status == "failed"
     assert recorded() == ["lookup 7"]
+
+
+class UnreadableHistory(MemoryStore):
+    """Reads of the transcript fail once the pause is stored (a disk or network fault)."""
+
+    broken = False
+
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Any]:
+        if self.broken:
+            raise StoreError("the disk went away")
+        return await super().load(scope, session_id, upto, start)
+
+
+async def test_a_claimed_pause_whose_history_cannot_be_read_is_recorded_failed(
+        clock: ManualClock) -> None:
+    store = UnreadableHistory()
+    host = Host(store=store, agents=[spec()], keys=TokenKeys(SECRET), clock=clock)
+    outcome = await host.agent("desk", ACME).run("lookup+ask", session_id="s1")
+    assert outcome.interrupt is not None
+    store.broken = True
+    host.transcripts._sessions.clear()  # another host, with nothing of the session in memory
+    with pytest.raises(StoreError, match="disk went away"):
+        await host.continuation.resume(outcome.interrupt.token, "yes")
+    record = await store.get(outcome.interrupt.interrupt_id)
+    assert record is not None and record.status == "failed"
+    assert record.outcome is not None and "history could not be read" in record.outcome["error"]
+    assert recorded() == []

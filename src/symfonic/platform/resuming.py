@@ -107,11 +107,18 @@ class LedgerContinuation:
 
         # The history up to the pause was committed with it and can never change, so it is read
         # while the claim commits; nothing of the turn runs unless the claim is won.
-        claim, history = await _both(
+        claim, history = await asyncio.gather(
             self._store.claim(claims.jti, self._clock()),
-            self._transcripts.load(scope, state.session_id, upto=state.transcript_position))
+            self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
+            return_exceptions=True)
+        if isinstance(claim, BaseException):
+            raise claim
         if not claim.won:
             _refuse(claim.record) if claim.record else _unknown(claims.jti)
+        if isinstance(history, BaseException):
+            # Claimed, and nothing ran: say so rather than leave the pause claimed forever.
+            await self._fail(claims.jti, "", f"the history could not be read: {history}")
+            raise history
         request = TurnRequest(run_id=_new_run_id(), root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope)
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision})
