@@ -17,11 +17,13 @@ import gc
 import statistics
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from bench.probes import Writes
+
+T = TypeVar("T")
 
 
 class Subject(Protocol):
@@ -74,6 +76,25 @@ class CommitTrace:
             self.count += 1
 
 
+async def _measured(operation: Awaitable[T], probe: Probe, trace: CommitTrace | None,
+                    seconds: list[float], written_bytes: list[int], commits: list[int],
+                    traced: list[int]) -> T:
+    """Run one operation timed, with the probe reset before and read after (garbage from
+    earlier work collected first, untimed), and append what it cost to the cell's lists."""
+    gc.collect(1)
+    probe.reset()
+    before = trace.count if trace else 0
+    started = time.perf_counter()
+    result = await operation
+    seconds.append(time.perf_counter() - started)
+    written = probe.read()
+    written_bytes.append(written.bytes)
+    commits.append(written.commits)
+    if trace:
+        traced.append(trace.count - before)
+    return result
+
+
 async def measure_cell(subjects: Sequence[Subject], probes: dict[str, Probe], history: int,
                        samples: int, traces: dict[str, CommitTrace] | None = None,
                        floor: Floor | None = None, floor_times: list[float] | None = None,
@@ -89,30 +110,11 @@ async def measure_cell(subjects: Sequence[Subject], probes: dict[str, Probe], hi
             cell = results[subject.system]
             session = f"{run}-{subject.system}-{history}-{index}"
             await subject.seed(session, history)
-            gc.collect(1)
-            probe.reset()
-            before = trace.count if trace else 0
-            started = time.perf_counter()
-            handle = await subject.pause(session)
-            paused = time.perf_counter()
-            cell.pause.append(paused - started)
-            written = probe.read()
-            cell.pause_bytes.append(written.bytes)
-            cell.pause_commits.append(written.commits)
-            if trace:
-                cell.pause_traced.append(trace.count - before)
-            gc.collect(1)
-            probe.reset()
-            before = trace.count if trace else 0
-            started = time.perf_counter()
-            await subject.resume(handle)
-            finished = time.perf_counter()
-            cell.resume.append(finished - started)
-            written = probe.read()
-            cell.resume_bytes.append(written.bytes)
-            cell.resume_commits.append(written.commits)
-            if trace:
-                cell.resume_traced.append(trace.count - before)
+            handle: str = await _measured(subject.pause(session), probe, trace,
+                                          cell.pause, cell.pause_bytes, cell.pause_commits,
+                                          cell.pause_traced)
+            await _measured(subject.resume(handle), probe, trace, cell.resume, cell.resume_bytes,
+                            cell.resume_commits, cell.resume_traced)
         if floor is not None and floor_times is not None:
             floor_times.append(floor.commit())
     return results
