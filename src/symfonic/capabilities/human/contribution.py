@@ -114,7 +114,8 @@ class HumanInteraction:
         if cached is None:
             cached = {}
             if self.ask_user:
-                cached[ask_user_spec(self.ttl).name] = ask_user_spec(self.ttl)
+                ask = ask_user_spec(self.ttl)
+                cached[ask.name] = ask
             for interrupt in self.interrupts:
                 cached[interrupt.name] = typed_spec(interrupt, self.ttl)
             for name in self.approvals:

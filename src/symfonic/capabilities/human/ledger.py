@@ -23,8 +23,6 @@ from symfonic.services.conversation import TranscriptTail
 PauseStatus = Literal[
     "outstanding", "claimed", "completed", "paused_again", "failed", "expired", "revoked"
 ]
-FINISHED: frozenset[str] = frozenset({"completed", "paused_again", "failed"})
-"""Statuses a resumed turn ends in."""
 LEDGER_FORMAT = 1
 """Version of :class:`PauseRecord`'s stored shape. 1: the first shape."""
 
