@@ -1,12 +1,24 @@
 """symfonic: agents whose turns can stop to ask a person and be resumed later, anywhere, once.
 
 The public face. Everything here is re-exported from its own module; ``__all__`` is kept complete
-by ``tests/test_exports.py``. Importing this package imports no optional dependency (no database
-driver, web framework or model SDK): those load only inside the adapter that needs them.
+by ``tests/test_project.py``, and every error symfonic raises is here too, under one root,
+:class:`SymfonicError` (the tree is drawn in :mod:`symfonic.errors`). Importing this package
+imports no optional dependency (no database driver, web framework or model SDK): those load only
+inside the adapter that needs them.
 """
 
 from symfonic.agent import Agent, AgentSpec, RunOutcome, SessionAwaitingAnswer
-from symfonic.capabilities.human import ASK_USER, HumanInteraction, HumanInteractionError, Interrupt
+from symfonic.capabilities.human import (
+    ASK_USER,
+    AnswerInvalid,
+    HumanInteraction,
+    HumanInteractionError,
+    InteractionPayloadInvalid,
+    Interrupt,
+    NoCheckpointAvailable,
+)
+from symfonic.capabilities.human.tokens import TokenRejected
+from symfonic.errors import SymfonicError
 from symfonic.kernel.events import (
     Completed,
     Failed,
@@ -19,33 +31,82 @@ from symfonic.kernel.events import (
 )
 from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
 from symfonic.kernel.messages import Message, ModelReply, ToolCall
+from symfonic.kernel.model import Model, ModelError, ModelProtocolError
+from symfonic.kernel.plan import DuplicateToolName
+from symfonic.kernel.runner import RoundLimitExceeded
 from symfonic.kernel.scope import Scope
+from symfonic.kernel.tooling import ToolArgumentsInvalid
+from symfonic.models.scripted import ScriptExhausted
+from symfonic.platform.continuation import (
+    AgentNotServed,
+    ContinuationService,
+    ContinuationUnavailable,
+    ForgedPauseToken,
+    IncompatibleDefinition,
+    MalformedPauseToken,
+    PauseAlreadyResumed,
+    PauseExpired,
+    PauseRevoked,
+    PauseTicket,
+    UnknownPauseToken,
+    UnknownSigningKey,
+)
 from symfonic.platform.host import Host
+from symfonic.services.conversation import StoredFormatError, StoreError, TranscriptConflict
+from symfonic.services.turn_state import TurnStateFormatError
 from symfonic.tools import tool
 
 __all__ = [
     "ASK_USER",
     "Agent",
+    "AgentNotServed",
     "AgentSpec",
+    "AnswerInvalid",
     "Completed",
+    "ContinuationService",
+    "ContinuationUnavailable",
+    "DuplicateToolName",
     "Failed",
+    "ForgedPauseToken",
     "Host",
     "HumanInteraction",
     "HumanInteractionError",
+    "IncompatibleDefinition",
+    "InteractionPayloadInvalid",
     "Interrupt",
     "InvocationPaused",
+    "MalformedPauseToken",
     "Message",
+    "Model",
+    "ModelError",
+    "ModelProtocolError",
     "ModelReply",
+    "NoCheckpointAvailable",
+    "PauseAlreadyResumed",
+    "PauseExpired",
+    "PauseRevoked",
+    "PauseTicket",
     "Paused",
     "PendingInterrupt",
+    "RoundLimitExceeded",
     "RunEvent",
     "RunOutcome",
     "RunStarted",
     "Scope",
+    "ScriptExhausted",
     "SessionAwaitingAnswer",
+    "StoreError",
+    "StoredFormatError",
+    "SymfonicError",
     "TextDelta",
+    "TokenRejected",
+    "ToolArgumentsInvalid",
     "ToolCall",
     "ToolCallCompleted",
     "ToolCallRequested",
+    "TranscriptConflict",
+    "TurnStateFormatError",
+    "UnknownPauseToken",
+    "UnknownSigningKey",
     "tool",
 ]

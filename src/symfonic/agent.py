@@ -1,25 +1,31 @@
 """``AgentSpec`` (a definition) and ``Agent`` (that definition bound to one scope).
 
 An agent is bound to one :class:`~symfonic.Scope` for its whole life; there is no per-call scope.
-Used alone (``Agent(spec, scope=...)``) it keeps transcripts in memory and its pauses are
-published but not resumable; a :class:`~symfonic.Host` gives it durable stores and wiring instead.
+Its public face is the seed's: :meth:`Agent.run`, :meth:`Agent.stream` and :meth:`Agent.close`.
+Used alone (``Agent(spec, scope=...)``) it keeps transcripts in memory, paused turns included, and
+its pauses are published but not resumable; a :class:`~symfonic.Host` gives it durable stores and
+wiring instead. :func:`prepare_turn` is how the host's continuation runs a resumed round through
+the same agent; it is not part of the public API.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, Protocol
 
+from symfonic.errors import SymfonicError
 from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
 from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.messages import Message
-from symfonic.kernel.plan import Capability, Services, compile_plan
-from symfonic.kernel.runner import InvocationRunner, RoundResume, StreamingModel
+from symfonic.kernel.model import Model
+from symfonic.kernel.plan import Capability, Plan, Services, compile_plan
+from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import Tool
@@ -38,7 +44,7 @@ class AgentSpec:
     """
 
     name: str
-    model: StreamingModel
+    model: Model
     instructions: str = ""
     tools: Sequence[Tool] = ()
     capabilities: Sequence[Capability] = ()
@@ -96,7 +102,7 @@ async def collect(events: AsyncIterator[RunEvent]) -> RunOutcome:
     raise RuntimeError("the run ended without a terminal event")
 
 
-class SessionAwaitingAnswer(RuntimeError):
+class SessionAwaitingAnswer(SymfonicError, RuntimeError):
     """A new run was started on a session whose turn is paused; answer or revoke the pause."""
 
     def __init__(self, session_id: str) -> None:
@@ -110,6 +116,15 @@ class AgentRuntime(Protocol):
     @property
     def transcripts(self) -> TranscriptService: ...
 
+    @property
+    def ledger_backed(self) -> bool:
+        """True when a pause writes its turn's messages itself, with its ledger row (a host).
+
+        Then a pause that could not be stored stores nothing at all. False when no ledger backs
+        pauses (an agent alone): the agent appends a paused turn's messages itself.
+        """
+        ...
+
     def services(self, spec: AgentSpec, request: TurnRequest,
                  resumed_from: str | None = None) -> Services: ...
 
@@ -121,6 +136,7 @@ class AgentRuntime(Protocol):
 
 
 Finalizer = Callable[[RunEvent, InvocationRunner], Awaitable[None]]
+logger = logging.getLogger("symfonic.agent")
 
 
 class Agent:
@@ -128,8 +144,10 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, *, scope: Scope,
                  runtime: AgentRuntime | None = None) -> None:
+        if not isinstance(scope, Scope):
+            raise TypeError(f"an agent is bound to a Scope, not {scope!r}")
         if runtime is None:
-            from symfonic.stores.memory import MemoryRuntime
+            from symfonic.platform.standalone import MemoryRuntime
 
             runtime = MemoryRuntime()
         self.spec = spec
@@ -161,38 +179,65 @@ class Agent:
         run_id = uuid.uuid4().hex
         request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,
                               thread_id=session_id, scope=self.scope)
-        async for event in self.invocation(request, history, [*healing, *new_input],
-                                           finalize=self._append_on_completion):
+        turn = prepare_turn(self, request)
+        async for event in turn.events(history, [*healing, *new_input], finalize=self._store_turn):
             yield event
 
-    def invocation(self, request: TurnRequest, history: Sequence[Message],
-                   new_input: Sequence[Message], *, finalize: Finalizer,
-                   resume: RoundResume | None = None,
-                   resumed_from: str | None = None) -> AsyncIterator[RunEvent]:
-        """One invocation of a turn: the events of ``request``, persisted by ``finalize``.
+    async def _store_turn(self, terminal: RunEvent, runner: InvocationRunner) -> None:
+        """Append what a new turn produced, unless its pause is the one to store it.
 
-        The entry point :meth:`stream` uses for new input, and the continuation uses for a
-        resumed round (``resume``, with the pause it continues as ``resumed_from``). The plan is
-        compiled here, per run, so capabilities bind to this run's facts and nothing earlier.
-        ``finalize`` stores the turn before its terminal event is yielded: a caller that sees
-        ``Completed`` can rely on the turn being stored.
+        A completed turn's messages are appended here. Under a host, a pause writes them in the
+        same transaction as its ledger row, and a pause whose write failed stores nothing at all.
+        An agent alone has no ledger, so it keeps a paused turn's messages here: the conversation
+        goes on from them, and the next turn closes the unanswered call.
         """
-        services = self._runtime.services(self.spec, request, resumed_from)
-        plan = compile_plan(self.spec.tools, self.spec.capabilities, request, services)
-        system = [Message("system", self.spec.instructions)] if self.spec.instructions else []
-        runner = InvocationRunner(model=self.spec.model, plan=plan, request=request,
-                                  history=history, new_input=new_input, resume=resume,
-                                  max_rounds=self.spec.max_rounds, preamble=system)
-        return _finalized(runner, finalize, self._runtime.published)
-
-    async def _append_on_completion(self, terminal: RunEvent, runner: InvocationRunner) -> None:
-        if isinstance(terminal, Completed):
+        keep_pause = isinstance(terminal, Paused) and not self._runtime.ledger_backed
+        if isinstance(terminal, Completed) or keep_pause:
             await self._runtime.transcripts.append(TranscriptTail(
                 scope=self.scope, session_id=runner.request.session_id,
                 start=runner.transcript_position, messages=runner.unsaved))
 
     async def close(self) -> None:
         """Release what the agent holds; the host owns shared stores and closes them itself."""
+
+
+class PreparedTurn:
+    """A run whose plan is compiled, ready to be given its history and run once.
+
+    Split from running so that whatever can fail in compiling the plan (a capability gating a tool
+    that does not exist, two tools of one name) fails *before* the continuation claims a pause:
+    a pause must stay answerable when its turn could never have run.
+    """
+
+    def __init__(self, agent: Agent, request: TurnRequest, plan: Plan) -> None:
+        self._agent = agent
+        self._request = request
+        self._plan = plan
+
+    def events(self, history: Sequence[Message], new_input: Sequence[Message], *,
+               finalize: Finalizer, resume: RoundResume | None = None) -> AsyncIterator[RunEvent]:
+        """The run's events; ``finalize`` stores the turn before its terminal event is yielded,
+        so a caller that sees ``Completed`` can rely on the turn being stored."""
+        spec = self._agent.spec
+        system = [Message("system", spec.instructions)] if spec.instructions else []
+        runner = InvocationRunner(model=spec.model, plan=self._plan, request=self._request,
+                                  history=history, new_input=new_input, resume=resume,
+                                  max_rounds=spec.max_rounds, preamble=system)
+        return _finalized(runner, finalize, self._agent._runtime.published)
+
+
+def prepare_turn(agent: Agent, request: TurnRequest,
+                 resumed_from: str | None = None) -> PreparedTurn:
+    """Compile ``agent``'s plan for the run ``request`` (``resumed_from``: the pause it resumes).
+
+    The plan is compiled per run, so capabilities bind to this run's facts and nothing earlier.
+
+    Raises:
+        Exception: whatever compiling the plan raises; nothing has run.
+    """
+    services = agent._runtime.services(agent.spec, request, resumed_from)
+    plan = compile_plan(agent.spec.tools, agent.spec.capabilities, request, services)
+    return PreparedTurn(agent, request, plan)
 
 
 async def _finalized(runner: InvocationRunner, finalize: Finalizer,

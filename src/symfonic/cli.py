@@ -60,6 +60,10 @@ def development_secret() -> str:
 
 
 def open_host(url: str | None) -> Host:
+    """The app every command acts on: the example support agent, the default app.
+
+    The one place the CLI reaches for ``symfonic.examples``; a user's own app replaces it here.
+    """
     from symfonic.examples.support import support_agent
 
     return Host.open(url, agents=[support_agent()], secret=development_secret())
@@ -217,7 +221,7 @@ def serve(url: UrlOption = None,
         from symfonic.transports.http.server import run_server
     except ImportError as missing:
         raise typer.BadParameter(f"{missing}: pip install 'symfonic[http]'") from None
-    run_server(url=url, host=host, port=port, secret=development_secret())
+    run_server(open_host(url), host=host, port=port)
 
 
 def _api_keys() -> Any:

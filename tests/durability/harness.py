@@ -22,7 +22,7 @@ from typing import Any
 
 from symfonic import Host
 from symfonic.platform.continuation import PauseAlreadyResumed
-from symfonic.platform.resuming import claims_of
+from symfonic.platform.tickets import claims_of
 from tests.durability.workers import APPROVE, TENANT
 
 WORKERS = Path(__file__).with_name("workers.py")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from symfonic.kernel.scope import Scope
-from symfonic.platform.continuation import AnswerInvalid, PauseTicket
+from symfonic.platform.continuation import AnswerInvalid
+from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import forms, pages
 from symfonic.transports.http.auth import ApiKeys
 
@@ -81,10 +82,11 @@ def test_a_schema_without_properties_is_answered_as_json() -> None:
 
 def test_what_a_model_wrote_is_escaped_in_the_page() -> None:
     evil = "<script>alert(1)</script>"
-    ticket = PauseTicket(token='t"><x', scope=Scope(tenant="acme"),
-                         question={"question": evil, "options": [evil]}, name="ask_user",
-                         kind="ask_user", session_id=evil, tool_call_id="c", issued_at=0,
-                         expires_at=0, status="outstanding", answer_schema={"type": "string"})
+    ticket = LedgerTicket(token='t"><x', scope=Scope(tenant="acme"),
+                          question={"question": evil, "options": [evil]}, agent=evil,
+                          name="ask_user", kind="ask_user", session_id=evil, tool_call_id="c",
+                          issued_at=0, expires_at=0, status="outstanding",
+                          answer_schema={"type": "string"})
     form = forms.AnswerForm(purpose="ask_user", answer_schema={"type": "string"},
                             question=ticket.question)
     html = pages.inbox([pages.PauseView(ticket=ticket, form=form)], tenant="acme", csrf="c",

@@ -6,10 +6,10 @@ import sqlite3
 from typing import Any
 
 from symfonic import Agent, Host, Paused, Scope, ToolCallCompleted
-from symfonic.capabilities.human.contribution import PAUSE_WIRING, PauseWiring
+from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.kernel.plan import Services
-from symfonic.stores.memory import MemoryRuntime
+from symfonic.platform.standalone import MemoryRuntime
 from symfonic.testing import ManualClock
 from tests.human.helpers import recorded, spec
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from symfonic.capabilities.human.turn_state import FORMAT_VERSION, TurnState, TurnStateFormatError
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall
+from symfonic.services.turn_state import FORMAT_VERSION, TurnState, TurnStateFormatError
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "turn_state"
 

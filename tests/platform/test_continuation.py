@@ -10,7 +10,6 @@ import pytest
 from symfonic import Completed, Host, RunStarted, Scope, SessionAwaitingAnswer, ToolCallCompleted
 from symfonic.capabilities.human import AnswerInvalid
 from symfonic.platform.continuation import (
-    ContinuationUnavailable,
     IncompatibleDefinition,
     PauseAlreadyResumed,
     PauseExpired,
@@ -219,11 +218,15 @@ async def test_a_new_run_on_a_paused_session_is_refused_until_the_pause_is_gone(
     assert "no result was recorded" in transcript[2].content
 
 
-async def test_continuation_needs_an_open_store(sqlite_url: str) -> None:
-    host = Host.open(sqlite_url, agents=[spec()], secret=SECRET)
-    with pytest.raises(ContinuationUnavailable):
-        _ = host.continuation
-    await host.close()
+async def test_continuation_opens_the_store_on_first_use_like_runs(host: Host,
+                                                                    sqlite_url: str) -> None:
+    token = await pause(host, "ask")
+    fresh = Host.open(sqlite_url, agents=[spec()], secret=SECRET)  # never started
+    try:
+        assert (await fresh.continuation.ticket(token)).status == "outstanding"
+        assert (await fresh.continuation.resume(token, "yes")).status == "completed"
+    finally:
+        await fresh.close()
 
 
 def test_a_host_needs_a_secret(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -251,7 +254,7 @@ async def test_an_expired_refusal_names_its_verified_tenant(host: Host, clock: M
     clock.advance(301)
     with pytest.raises(PauseExpired) as expired:
         await host.continuation.ticket(token)
-    assert expired.value.scope == {"tenant": "acme"}
+    assert expired.value.scope == Scope(tenant="acme")
 
 
 async def test_revoking_a_pause_never_issued_is_refused(host: Host) -> None:
@@ -261,7 +264,7 @@ async def test_revoking_a_pause_never_issued_is_refused(host: Host) -> None:
     from dataclasses import replace
 
     from symfonic.platform.continuation import UnknownPauseToken
-    from symfonic.platform.resuming import claims_of
+    from symfonic.platform.tickets import claims_of
 
     ghost = host.keys.encode(replace(claims_of(record), jti="ghost"))
     with pytest.raises(UnknownPauseToken):

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from symfonic import Host, Scope
-from symfonic.capabilities.human.ledger import Finish
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.services.ledger import Finish
 from symfonic.stores.memory import MemoryStore
 from symfonic.testing import ManualClock
 from tests.human.helpers import SECRET, recorded, spec

@@ -19,7 +19,7 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
     UnknownSigningKey,
 )
-from symfonic.platform.resuming import claims_of
+from symfonic.platform.tickets import claims_of
 from symfonic.testing import ManualClock
 from tests.human.helpers import recorded
 
@@ -78,7 +78,11 @@ async def test_bad_tokens_are_refused_by_type_before_any_store_read(
     store = await host.store()
     before = await store.get(outcome.interrupt.interrupt_id)
     counting = CountingStore(store)
-    host.continuation._store = counting
+
+    async def counted_store() -> Any:
+        return counting
+
+    host.continuation._store = counted_store
     bad = mangle(token)
     for attempt in (lambda: host.continuation.resume(bad, "x"),
                     lambda: host.continuation.ticket(bad)):
@@ -88,7 +92,7 @@ async def test_bad_tokens_are_refused_by_type_before_any_store_read(
     assert counting.calls == 0
     assert await store.get(outcome.interrupt.interrupt_id) == before
     assert recorded() == []
-    host.continuation._store = store
+    host.continuation._store = host.store
     assert (await host.continuation.resume(token, "fine")).status == "completed"
 
 

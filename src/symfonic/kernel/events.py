@@ -77,4 +77,3 @@ class Failed:
 
 
 RunEvent = RunStarted | TextDelta | ToolCallRequested | ToolCallCompleted | Paused | Completed | Failed
-TerminalEvent = Paused | Completed | Failed

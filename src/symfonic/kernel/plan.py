@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, cast
 
+from symfonic.errors import SymfonicError
 from symfonic.kernel.stages import Stage, TurnRequest
 from symfonic.kernel.tooling import Tool
 
@@ -69,7 +70,7 @@ class Capability(Protocol):
     def contribute(self, environment: RunEnvironment) -> Contribution: ...
 
 
-class DuplicateToolName(ValueError):
+class DuplicateToolName(SymfonicError, ValueError):
     """Two tools (or a tool and a capability) claim the same name."""
 
 

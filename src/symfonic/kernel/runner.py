@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from symfonic.errors import SymfonicError
 from symfonic.kernel.events import (
     Completed,
     Failed,
@@ -23,7 +23,8 @@ from symfonic.kernel.events import (
     ToolCallRequested,
 )
 from symfonic.kernel.interrupts import InvocationPaused
-from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk, ToolCall
+from symfonic.kernel.messages import Message, ModelReply, TextChunk, ToolCall
+from symfonic.kernel.model import Model, ModelProtocolError
 from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import (
     AnsweredCall,
@@ -33,23 +34,13 @@ from symfonic.kernel.stages import (
     TurnRequest,
     run_stages,
 )
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema
+from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation
 
 logger = logging.getLogger("symfonic.kernel")
 
 
-class StreamingModel(Protocol):
-    def stream(
-        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
-    ) -> AsyncIterator[StreamItem]: ...
-
-
-class RoundLimitExceeded(RuntimeError):
+class RoundLimitExceeded(SymfonicError, RuntimeError):
     """The model kept calling tools past the agent's round limit."""
-
-
-class ModelProtocolError(RuntimeError):
-    """A model stream ended without a reply, or the model reused a tool call id."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +62,7 @@ class InvocationRunner:
     def __init__(
         self,
         *,
-        model: StreamingModel,
+        model: Model,
         plan: Plan,
         request: TurnRequest,
         history: Sequence[Message],

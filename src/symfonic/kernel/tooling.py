@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from symfonic.errors import SymfonicError
 from symfonic.kernel.stages import TurnRequest
 
 
@@ -39,7 +40,7 @@ class ToolInvocation:
     """True when a person approved this very call (an approval gate lets it through)."""
 
 
-class ToolArgumentsInvalid(ValueError):
+class ToolArgumentsInvalid(SymfonicError, ValueError):
     """The model wrote arguments the tool's schema refuses; the message is shown to the model."""
 
 

@@ -1,43 +1,28 @@
-"""The ``Model`` port: one round's reply, whole or streamed.
+"""A base for adapters that answer a round in one piece.
 
-The port is deliberately narrow: a model sees the transcript and the tool schemas and answers with
-a :class:`~symfonic.kernel.messages.ModelReply`. Streaming is the same call reported in pieces; an
-adapter that cannot stream inherits :meth:`CompleteOnlyModel.stream`, which yields the whole
-text as one chunk.
+The port itself is :class:`~symfonic.kernel.model.Model` (``stream``). An adapter whose backend
+cannot stream implements ``complete`` on :class:`CompleteOnlyModel` and inherits a ``stream``
+that reports the whole text as one chunk, so the turn loop never needs to know the difference.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
 
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
 from symfonic.kernel.tooling import ToolSchema
 
-__all__ = ["CompleteOnlyModel", "Model", "ModelError", "StreamItem", "TextChunk"]
+__all__ = ["CompleteOnlyModel"]
 
 
-class ModelError(RuntimeError):
-    """The model could not answer; the run fails with this error."""
-
-
-class Model(Protocol):
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
-        """Answer one round."""
-        ...
-
-    def stream(
-        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
-    ) -> AsyncIterator[StreamItem]:
-        """Answer one round in pieces; the last item is the whole ``ModelReply``."""
-        ...
-
-
-class CompleteOnlyModel:
+class CompleteOnlyModel(ABC):
     """Base for models that answer in one piece: streaming is derived from ``complete``."""
 
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
-        raise NotImplementedError
+    @abstractmethod
+    async def complete(self, messages: Sequence[Message],
+                       tools: Sequence[ToolSchema]) -> ModelReply:
+        """Answer one round."""
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema]

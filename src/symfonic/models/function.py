@@ -12,8 +12,9 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 
 from symfonic.kernel.messages import Message, ModelReply
+from symfonic.kernel.model import ModelError
 from symfonic.kernel.tooling import ToolSchema
-from symfonic.models.base import CompleteOnlyModel, ModelError
+from symfonic.models.base import CompleteOnlyModel
 
 ModelPolicy = Callable[
     [Sequence[Message], Sequence[ToolSchema]], ModelReply | Awaitable[ModelReply]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from symfonic.kernel.messages import Message, ModelReply
+from symfonic.kernel.model import ModelError
 from symfonic.kernel.tooling import ToolSchema
-from symfonic.models.base import CompleteOnlyModel, ModelError
+from symfonic.models.base import CompleteOnlyModel
 
 
 class ScriptExhausted(ModelError):

@@ -1,38 +1,29 @@
 """Resuming a paused turn from its token alone: the contracts.
 
-The kernel already ends a paused run with :class:`~symfonic.kernel.events.Paused`; this module is
-the other half, continuing what a pause stopped. It is a service of the host rather than a method
-of :class:`~symfonic.Agent`: resuming needs the token verified, the scope recovered from it and
-the agent for that scope found, and only the host has all three.
+The kernel already ends a paused run with :class:`~symfonic.kernel.events.Paused`, a terminal that
+is neither an error nor a completion; this module is the other half, continuing what a pause
+stopped. It is a service of the host rather than a method of :class:`~symfonic.Agent`: an agent is
+bound to one scope and knows nothing of which of its turns are waiting, while resuming needs the
+token looked up, the scope recovered from it and the agent for that scope found, three things only
+the host has. The ports the host resumes over (sessions, transcripts, checkpoints, the ledger) are
+declared in :mod:`symfonic.services`; nothing here re-declares them.
 
 The scope comes from the token, never from the caller. A pause is issued inside a scope and the
 token carries it signed; an API that also took a scope would have two answers to "which tenant is
 this", and whoever could name another one could resume another tenant's turn with its token.
 
-Refusals, told apart by type so a transport never parses a message::
-
-    UnknownPauseToken(LookupError)        the token names no resumable turn
-    ├── PauseExpired                      ordinary: "this conversation moved on" (404/410)
-    ├── MalformedPauseToken               a bug in whoever minted or carried it (400)
-    │   ├── ForgedPauseToken              the signature does not verify (tampered, or another key)
-    │   └── UnknownSigningKey             signed under a key id this host does not hold
-    ├── PauseAlreadyResumed               a second resume (409); ``.status`` is the first's outcome
-    └── PauseRevoked                      withdrawn by an operator or superseded
-    ContinuationUnavailable(RuntimeError) this host cannot continue turns (no durable wiring)
-    └── AgentNotServed                    the pausing agent is not registered on this host
-    IncompatibleDefinition(RuntimeError)  the agent changed since it paused, and does not accept it
-    AnswerInvalid(ValueError)             the answer fails the pause's schema; nothing was claimed
+:class:`ContinuationService` and :class:`PauseTicket` are the seed's protocols, exactly; the host's
+implementation (``symfonic.platform.resuming.LedgerContinuation``) adds ``resume_stream`` and
+returns richer tickets. The refusals are told apart by type, so a transport never parses a
+message; the whole tree is drawn in :mod:`symfonic.errors`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from symfonic.agent import RunOutcome
 from symfonic.capabilities.human.errors import AnswerInvalid
-from symfonic.kernel.events import RunEvent
+from symfonic.errors import SymfonicError
 from symfonic.kernel.scope import Scope
 
 __all__ = [
@@ -42,7 +33,7 @@ __all__ = [
 ]
 
 
-class UnknownPauseToken(LookupError):
+class UnknownPauseToken(SymfonicError, LookupError):
     """The token names no resumable turn.
 
     One family, several types, because the right response differs: an expired token is an
@@ -54,12 +45,11 @@ class PauseExpired(UnknownPauseToken):
     """The pause outlived its TTL; the conversation moved on.
 
     Attributes:
-        scope: The tenant claim of the token when its signature verified (an expired token of
-            ours), else None; a transport uses it to answer another tenant as if the token were
-            unknown.
+        scope: The scope of the token when its signature verified (an expired token of ours),
+            else None; a transport uses it to answer another tenant as if the token were unknown.
     """
 
-    def __init__(self, message: str, *, scope: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, *, scope: Scope | None = None) -> None:
         super().__init__(message)
         self.scope = scope
 
@@ -96,7 +86,7 @@ class PauseRevoked(UnknownPauseToken):
     """The pause was revoked; it can no longer be answered."""
 
 
-class ContinuationUnavailable(RuntimeError):
+class ContinuationUnavailable(SymfonicError, RuntimeError):
     """The host was not composed with durable continuation wiring."""
 
 
@@ -104,7 +94,7 @@ class AgentNotServed(ContinuationUnavailable):
     """The agent that paused is not registered on this host."""
 
 
-class IncompatibleDefinition(RuntimeError):
+class IncompatibleDefinition(SymfonicError, RuntimeError):
     """The agent's definition changed since the pause and does not declare itself compatible.
 
     Attributes:
@@ -120,33 +110,32 @@ class IncompatibleDefinition(RuntimeError):
         self.current_pin = current_pin
 
 
-@dataclass(frozen=True, kw_only=True)
-class PauseTicket:
-    """A paused turn as its token names it. Everything but the token is recovered, not supplied.
+@runtime_checkable
+class PauseTicket(Protocol):
+    """What a paused turn hands back, and what resuming it needs.
 
-    Attributes:
-        token: The opaque handle to give back to whoever must answer.
-        scope: The scope the pause was issued under.
-        question: What the turn stopped to ask (for an approval: the call's arguments).
-        status: ``outstanding`` while answerable; otherwise what became of it.
-        answer_schema: The JSON schema an answer must satisfy.
-        outcome: The recorded outcome of the resume, once finished.
+    The token is the whole of the caller's half. Everything else is recovered from it, never
+    supplied: a caller that could supply the scope or the question could contradict the token,
+    and the contradiction would have to be settled by trusting one of them.
     """
 
-    token: str
-    scope: Scope
-    question: Any
-    name: str
-    kind: str
-    session_id: str
-    tool_call_id: str
-    issued_at: float
-    expires_at: float
-    status: str
-    answer_schema: dict[str, Any] | None
-    outcome: dict[str, Any] | None = None
+    @property
+    def token(self) -> str:
+        """The opaque handle a transport gives back to whoever must answer."""
+        ...
+
+    @property
+    def scope(self) -> Any:
+        """The scope the pause was issued under. Recovered, never supplied."""
+        ...
+
+    @property
+    def question(self) -> Any:
+        """What the turn stopped to ask, shaped by whoever registered the pause point."""
+        ...
 
 
+@runtime_checkable
 class ContinuationService(Protocol):
     """Continues what a pause stopped, over the host's own agents and stores."""
 
@@ -158,26 +147,17 @@ class ContinuationService(Protocol):
         """
         ...
 
-    async def resume(self, token: str, answer: Any) -> RunOutcome:
-        """Continue the paused turn with ``answer``, at most once, and return its outcome.
+    async def resume(self, token: str, answer: Any) -> Any:
+        """Continue the paused turn with ``answer`` and return its result.
 
         A person answering twice or a client retrying must never run the rest of the turn
-        twice. The supported adapter refuses the second attempt by name
-        (:class:`PauseAlreadyResumed`), whatever became of the first; it prepares the scoped
-        agent and validates the answer *before* the durable claim, so an invalid answer leaves
-        the pause answerable; and if the resumed run fails, nothing is replayed.
+        twice, and the caller must be able to tell a first answer from a repeated one. The host's
+        implementation chooses *at most once*: it prepares the scoped agent, compiles its plan and
+        validates the answer before the durable claim (so a refused answer leaves the pause
+        answerable), refuses any later attempt by name (:class:`PauseAlreadyResumed`), and does
+        not replay anything if the resumed run fails.
 
         Raises:
             UnknownPauseToken: the token names no resumable turn (see the subclasses).
-            AnswerInvalid: the answer fails the pause's schema; the pause is untouched.
-        """
-        ...
-
-    async def resume_stream(self, token: str, answer: Any) -> AsyncIterator[RunEvent]:
-        """Like :meth:`resume`, returning the resumed run's events.
-
-        Every refusal is raised by the ``await``; once it returns, the pause is claimed and the
-        events must be consumed: a stream abandoned half-way leaves the pause ``claimed`` and its
-        turn unfinished, never run twice.
         """
         ...

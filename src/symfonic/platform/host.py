@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from symfonic.agent import Agent, AgentSpec
-from symfonic.capabilities.human.contribution import PAUSE_WIRING, PauseWiring
+from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.kernel.events import Paused, RunEvent
@@ -25,14 +25,11 @@ from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
-from symfonic.platform.continuation import (
-    AgentNotServed,
-    ContinuationUnavailable,
-    PauseTicket,
-    UnknownPauseToken,
-)
-from symfonic.platform.resuming import LedgerContinuation, claims_of, ticket_of
+from symfonic.platform.continuation import AgentNotServed, UnknownPauseToken
+from symfonic.platform.resuming import LedgerContinuation
+from symfonic.platform.tickets import LedgerTicket, claims_of, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
+from symfonic.services.conversation import StoreError
 from symfonic.stores.opening import Store, open_store, resolve_url
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
@@ -100,9 +97,14 @@ class Host:
         return self._store
 
     def opened_store(self) -> Store:
-        """The store, which must be open already (runs open it through their transcripts)."""
+        """The store, which must be open already: a run opens it through its transcripts before
+        anything asks for this.
+
+        Raises:
+            StoreError: the store is not open (``await host.start()`` opens it).
+        """
         if self._store is None:
-            raise ContinuationUnavailable("the host's store is not open: await host.start()")
+            raise StoreError("the host's store is not open yet: await host.start()")
         return self._store
 
     @property
@@ -114,7 +116,14 @@ class Host:
         return dict(self._specs)
 
     def agent(self, name: str, scope: Scope) -> Agent:
-        """The agent ``name`` bound to ``scope`` (one instance per pair)."""
+        """The agent ``name`` bound to ``scope`` (one instance per pair).
+
+        Raises:
+            AgentNotServed: this host serves no agent of that name.
+            TypeError: ``scope`` is not a :class:`Scope` (a programming error, never a refusal).
+        """
+        if not isinstance(scope, Scope):
+            raise TypeError(f"an agent is bound to a Scope, not {scope!r}")
         spec = self._specs.get(name)
         if spec is None:
             raise AgentNotServed(f"no agent named {name!r} on this host; it serves "
@@ -130,15 +139,21 @@ class Host:
 
     @property
     def continuation(self) -> LedgerContinuation:
-        """Resuming paused turns from their tokens."""
+        """Resuming paused turns from their tokens: the seed's ``ContinuationService``.
+
+        Typed as the host's implementation, which adds ``resume_stream``, ``scope_of`` and
+        ``interaction``; it opens the store on first use, as runs do.
+        """
         if self._continuation is None:
-            self._continuation = LedgerContinuation(store=self.opened_store(),
-                                                    transcripts=self.transcripts, keys=self._keys,
-                                                    clock=self._clock, agent_for=self.agent)
+            self._continuation = LedgerContinuation(store=self.store, transcripts=self.transcripts,
+                                                    keys=self._keys, clock=self._clock,
+                                                    agent_for=self.agent)
         return self._continuation
 
-    async def pauses(self, scope: Scope, *, limit: int = 100) -> list[PauseTicket]:
+    async def pauses(self, scope: Scope, *, limit: int = 100) -> list[LedgerTicket]:
         """The scope's outstanding pauses, oldest first, each with an answerable token."""
+        if not isinstance(scope, Scope):
+            raise TypeError(f"pauses are listed per Scope, not {scope!r}")
         store = await self.store()
         records = await store.outstanding(scope, self._clock(), limit)
         return [ticket_of(self._keys.encode(claims_of(r)), r) for r in records]
@@ -201,6 +216,11 @@ class _HostRuntime:
     @property
     def transcripts(self) -> CachedTranscripts:
         return self._host.transcripts
+
+    @property
+    def ledger_backed(self) -> bool:
+        """Pauses write their turn's messages with their ledger row, or nothing at all."""
+        return True
 
     def services(self, spec: AgentSpec, request: TurnRequest,
                  resumed_from: str | None = None) -> Services:

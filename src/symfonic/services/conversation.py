@@ -1,17 +1,13 @@
-"""The conversation ports: transcripts and checkpoints.
+"""The conversation ports: sessions, transcripts and checkpoints.
 
 Transcripts are append-only: a turn appends what it produced, at the position it expects the
 session to be at, and never rewrites history. That keeps the cost of a pause independent of how
 long the conversation is, and turns a lost race between two writers of one session into a typed
 :class:`TranscriptConflict` instead of a silently interleaved history.
 
-The issuance ledger (``symfonic.capabilities.human.ledger``) is the third port; the adapters in
-``symfonic.stores`` implement all three over one database so that a pause commits once.
-
-Errors::
-
-    StoreError(RuntimeError)     a store failed; the driver's exception is chained, never leaked
-    └── TranscriptConflict       the session's position was taken by another writer
+The issuance ledger (:mod:`symfonic.services.ledger`) is the other port; the adapters in
+``symfonic.stores`` implement them all over one database so that a pause commits once. Their
+errors are drawn with every other in :mod:`symfonic.errors`.
 """
 
 from __future__ import annotations
@@ -19,19 +15,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from symfonic.errors import SymfonicError
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 
 if TYPE_CHECKING:
-    from symfonic.capabilities.human.turn_state import TurnState
+    from symfonic.services.turn_state import TurnState
 
 
-class StoreError(RuntimeError):
+class StoreError(SymfonicError, RuntimeError):
     """A store failed; the driver's own exception is chained as ``__cause__``."""
 
 
 class TranscriptConflict(StoreError):
     """A transcript append found the session's position taken by another writer."""
+
+
+class StoredFormatError(StoreError):
+    """Stored data this code cannot read: written by a newer symfonic, or damaged.
+
+    Refused rather than guessed at: a row misread by older code could resume the wrong call or
+    show a person the wrong question. Upgrade symfonic (or restore the data) and try again.
+    """
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +65,20 @@ class TranscriptService(Protocol):
         Raises:
             TranscriptConflict: the session does not end at ``tail.start``; nothing was written.
         """
+        ...
+
+
+class SessionService(Protocol):
+    """What the host must know of a session before it starts a new turn on it.
+
+    A session has no row of its own: it is its transcript (:class:`TranscriptService`) plus the
+    pauses issued in it. What a new turn needs to know is whether the session's last turn is
+    waiting for a person, because starting another turn then would leave that question dangling
+    with its tool calls unanswered.
+    """
+
+    async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
+        """True when the session has an outstanding, unexpired pause in ``scope``."""
         ...
 
 

@@ -11,14 +11,11 @@ import asyncio
 import dataclasses
 import uuid
 
-from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
-from symfonic.capabilities.human.turn_state import TurnState
-from symfonic.kernel.events import RunEvent
 from symfonic.kernel.messages import Message
-from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
-from symfonic.kernel.stages import TurnRequest
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.services.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.services.turn_state import TurnState
 
 
 class MemoryStore:
@@ -131,24 +128,3 @@ class MemoryStore:
     def _record_finish(self, finish: Finish, record: PauseRecord) -> None:
         self._pauses[finish.jti] = dataclasses.replace(
             record, status=finish.status, finished_at=finish.finished_at, outcome=finish.outcome)
-
-
-class MemoryRuntime:
-    """The runtime of an agent used alone: an in-memory transcript, no durable pauses."""
-
-    def __init__(self) -> None:
-        self._store = MemoryStore()
-
-    @property
-    def transcripts(self) -> MemoryStore:
-        return self._store
-
-    def services(self, spec: object, request: TurnRequest,
-                 resumed_from: str | None = None) -> Services:
-        return Services()
-
-    async def session_paused(self, scope: Scope, session_id: str) -> bool:
-        return False
-
-    def published(self, terminal: RunEvent) -> None:
-        """An agent alone has nobody to tell."""

@@ -10,18 +10,15 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from symfonic.capabilities.human.ledger import PauseLedger
-from symfonic.kernel.scope import Scope
-from symfonic.services.conversation import CheckpointService, TranscriptService
+from symfonic.services.conversation import CheckpointService, SessionService, TranscriptService
+from symfonic.services.ledger import PauseLedger
 
 DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
 URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 
 
-class Store(TranscriptService, CheckpointService, PauseLedger, Protocol):
+class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Protocol):
     """Every port over one database, so that a pause commits once."""
-
-    async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool: ...
 
     async def close(self) -> None: ...
 

@@ -19,11 +19,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
-from symfonic.capabilities.human.turn_state import TurnState
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.services.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql
 
 try:

@@ -14,11 +14,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from symfonic.capabilities.human.ledger import LEDGER_FORMAT, PauseRecord
-from symfonic.capabilities.human.turn_state import TurnState
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
-from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.services.conversation import StoredFormatError, TranscriptTail
+from symfonic.services.ledger import LEDGER_FORMAT, PauseRecord
+from symfonic.services.turn_state import TurnState, TurnStateFormatError
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -56,11 +56,11 @@ def migration_plan(row: Sequence[Any] | None) -> list[tuple[str, tuple[int, ...]
     None) to the latest, ending with the one that records the new version; none when current.
 
     Raises:
-        StoreError: the database is newer than this symfonic: refuse rather than misread it.
+        StoredFormatError: the database is newer than this symfonic: refuse rather than misread it.
     """
     version = 0 if row is None else int(row[0])
     if version > len(MIGRATIONS):
-        raise StoreError(f"the database schema is version {version}; this symfonic knows "
+        raise StoredFormatError(f"the database schema is version {version}; this symfonic knows "
                          f"{len(MIGRATIONS)}: upgrade symfonic")
     if version == len(MIGRATIONS) and row is not None:
         return []
@@ -109,10 +109,18 @@ def message_rows(tail: TranscriptTail) -> list[tuple[str, str, int, str]]:
 
 
 def messages_of(rows: Sequence[Sequence[Any]]) -> list[Message]:
-    """Decode stored message rows; one JSON parse for the whole batch, no re-validation."""
+    """Decode stored message rows; one JSON parse for the whole batch, no re-validation.
+
+    Raises:
+        StoredFormatError: a row is not a message this library wrote.
+    """
     if not rows:
         return []
-    return [Message.from_stored(data) for data in json.loads(f"[{','.join(row[0] for row in rows)}]")]
+    try:
+        batch = json.loads(f"[{','.join(row[0] for row in rows)}]")
+        return [Message.from_stored(data) for data in batch]
+    except (ValueError, TypeError, KeyError) as damaged:
+        raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged
 
 
 def load_range(start: int, upto: int | None) -> tuple[int, int]:
@@ -131,8 +139,21 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
 
 
 def record_of(row: Sequence[Any]) -> PauseRecord:
-    if row[19] > LEDGER_FORMAT:
-        raise ValueError(f"ledger row format {row[19]}; this symfonic reads up to {LEDGER_FORMAT}")
+    """A ledger row as a record.
+
+    Raises:
+        StoredFormatError: the row was written by a newer symfonic, or is damaged.
+    """
+    if not isinstance(row[19], int) or row[19] > LEDGER_FORMAT or row[19] < 1:
+        raise StoredFormatError(f"pause {row[0]} is stored in ledger format {row[19]!r}; this "
+                                f"symfonic reads 1..{LEDGER_FORMAT}: upgrade symfonic")
+    try:
+        return _record(row)
+    except (ValueError, TypeError) as damaged:
+        raise StoredFormatError(f"pause {row[0]}'s ledger row is damaged: {damaged!r}") from damaged
+
+
+def _record(row: Sequence[Any]) -> PauseRecord:
     return PauseRecord(
         jti=row[0], scope=Scope(tenant=row[1]), run_id=row[2], root_run_id=row[3],
         session_id=row[4], thread_id=row[5], checkpoint_id=row[6], name=row[7], kind=row[8],
@@ -147,4 +168,15 @@ def dump_json(value: Any) -> str:
 
 
 def turn_state_of(text: str) -> TurnState:
-    return TurnState.from_dict(json.loads(text))
+    """A stored turn state.
+
+    Raises:
+        StoredFormatError: not JSON, damaged, or of a newer format (``TurnStateFormatError``).
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as damaged:
+        raise TurnStateFormatError(f"a stored turn state is not JSON: {damaged}") from damaged
+    if not isinstance(data, dict):
+        raise TurnStateFormatError("a stored turn state is not a JSON object")
+    return TurnState.from_dict(data)

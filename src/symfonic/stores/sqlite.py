@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from symfonic.capabilities.human.ledger import Claim, Finish, PauseIssue, PauseRecord
-from symfonic.capabilities.human.turn_state import TurnState
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.services.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql
 
 T = TypeVar("T")

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from symfonic.capabilities.human.ledger import Finish, PauseIssue, PauseRecord
-from symfonic.capabilities.human.turn_state import TurnState
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import AnsweredCall
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.services.ledger import Finish, PauseIssue, PauseRecord
+from symfonic.services.turn_state import TurnState
 
 NOW = 1_800_000_000.0
 ACME = Scope(tenant="acme")

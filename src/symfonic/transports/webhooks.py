@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from symfonic.errors import SymfonicError
 from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.scope import Scope
 
@@ -115,7 +116,7 @@ class WebhookConfig:
             raise ValueError("max_attempts must be at least 1")
 
 
-class DeliveryFailed(Exception):
+class DeliveryFailed(SymfonicError):
     """One attempt could not reach the receiver (connection refused, timeout...): retry it."""
 
 

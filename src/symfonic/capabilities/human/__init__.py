@@ -1,18 +1,16 @@
 """Stopping a turn to ask a person: ``ask_user``, typed interrupts and tool approvals."""
 
-from symfonic.capabilities.human.contribution import (
+from symfonic.capabilities.human.capability import (
     PAUSE_WIRING,
-    HumanInteraction,
     HumanInteractionCapability,
     PauseWiring,
 )
+from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.errors import (
     AnswerInvalid,
     HumanInteractionError,
     InteractionPayloadInvalid,
     NoCheckpointAvailable,
-    StoreError,
-    TranscriptConflict,
 )
 from symfonic.capabilities.human.typed_interrupts import ASK_USER, ApprovalAnswer, Interrupt
 
@@ -28,6 +26,4 @@ __all__ = [
     "Interrupt",
     "NoCheckpointAvailable",
     "PauseWiring",
-    "StoreError",
-    "TranscriptConflict",
 ]

@@ -1,4 +1,4 @@
-"""The human-interaction capability: what it offers a plan, and the pause it performs.
+"""The human-interaction capability as a user declares it, and what it offers a plan.
 
 :class:`HumanInteraction` is the declaration a user puts in an ``AgentSpec``. For each run it
 contributes two halves, and both are needed:
@@ -10,32 +10,23 @@ contributes two halves, and both are needed:
   stopping the run: the stage runs before any tool of the round executes.
 
 When the stage declines, the round's tool bodies run instead, and those bodies answer the model
-with a refusal it can act on.
-
-:class:`HumanInteractionCapability` is the run-bound half: it validates the model's question,
-writes the turn state and the ledger row (one transaction) and reports whether that landed.
+with a refusal it can act on. What the stage is bound to for one run (the ledger, the signer, the
+binding) is :mod:`~symfonic.capabilities.human.capability`.
 """
 
 from __future__ import annotations
 
-import logging
-import secrets
-import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from symfonic.capabilities.human.errors import (
-    HumanInteractionError,
-    NoCheckpointAvailable,
-    StoreError,
+from symfonic.capabilities.human.capability import (
+    PAUSE_WIRING,
+    HumanInteractionCapability,
+    unwired,
 )
-from symfonic.capabilities.human.ledger import Finish, PauseIssue, PauseLedger, PauseRecord
-from symfonic.capabilities.human.pausing import PauseBinding, TurnDraft, pause_handler
-from symfonic.capabilities.human.tokens import IssuedPause, PauseClaims, TokenKeys
-from symfonic.capabilities.human.turn_state import TurnState
+from symfonic.capabilities.human.pausing import pause_handler
 from symfonic.capabilities.human.typed_interrupts import (
     InteractionSpec,
     Interrupt,
@@ -43,50 +34,8 @@ from symfonic.capabilities.human.typed_interrupts import (
     ask_user_spec,
     typed_spec,
 )
-from symfonic.kernel.plan import Contribution, RunEnvironment, ServiceKey
-from symfonic.kernel.scope import Scope
+from symfonic.kernel.plan import Contribution, RunEnvironment
 from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema
-from symfonic.services.conversation import TranscriptTail
-
-logger = logging.getLogger("symfonic.human")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PauseWiring:
-    """What the composition root hands the capability for one run.
-
-    Attributes:
-        binding: Resolves this run's :class:`PauseBinding` (None: the stage declines).
-        encode_token: Signs a pause's claims into its token.
-        ledger: Where pauses are issued; None means no checkpointer, so pauses are published
-            with ``resumable=False``.
-        new_checkpoint_id: The checkpoint port's id source, for bindings that name none.
-        clock: Epoch seconds; injectable for tests of expiry.
-        resumed_from: The pause this run resumes, whose outcome a new pause records.
-    """
-
-    binding: Callable[[], PauseBinding | None]
-    encode_token: Callable[[IssuedPause], str]
-    ledger: PauseLedger | None = None
-    new_checkpoint_id: Callable[[], str] | None = None
-    clock: Callable[[], float] = time.time
-    resumed_from: str | None = None
-
-
-PAUSE_WIRING: ServiceKey[PauseWiring] = ServiceKey("symfonic.capabilities.human.pause")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PauseEvent:
-    """The capability's report of a pause; ``resumable`` is True only if the write landed."""
-
-    pause: IssuedPause
-    payload: dict[str, Any]
-    tool_call_id: str
-    interrupt_id: str
-    run_id: str
-    session_id: str
-    resumable: bool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,94 +90,6 @@ class HumanInteraction:
             stages=[pause_handler(capability, wiring.binding, wiring.encode_token)],
             replaces=[ApprovalGate(s) for s in specs.values() if s.purpose == "approval"],
         )
-
-
-def unwired(environment: RunEnvironment) -> PauseWiring:
-    """Wiring for an agent used alone: pauses are published, in memory, never resumable."""
-    request = environment.request
-    binding = PauseBinding(scope=request.scope, run_id=request.run_id,
-                           root_run_id=request.root_run_id, session_id=request.session_id,
-                           thread_id=request.thread_id, checkpoint_id=uuid.uuid4().hex, pin="")
-    keys = TokenKeys(secrets.token_hex(32))
-    return PauseWiring(binding=lambda: binding, encode_token=lambda p: keys.encode(p.claims))
-
-
-class HumanInteractionCapability:
-    """The run-bound capability: validates, stores and reports one pause."""
-
-    def __init__(self, specs: Mapping[str, InteractionSpec], wiring: PauseWiring) -> None:
-        self._specs = specs
-        self._wiring = wiring
-
-    def names(self) -> frozenset[str]:
-        return frozenset(self._specs)
-
-    def stamp(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """The stored shape of a question: who asked what, in which schema version, when."""
-        return {"interrupt": name, "schema_version": self._specs[name].schema_version,
-                "issued_at": self._wiring.clock(), "question": payload}
-
-    async def pause(self, *, pin: Any, scope: Any, run_id: str, root_run_id: str,
-                    session_id: str, thread_id: str, payload: dict[str, Any], name: str,
-                    tool_call_id: str, checkpoint_id: str | None,
-                    turn_state: TurnDraft) -> PauseEvent:
-        """Store the pause and report whether it is resumable.
-
-        Raises:
-            HumanInteractionError: the model's question does not fit, or no checkpoint can be
-                named; nothing was written.
-        """
-        spec = self._specs[name]
-        question = spec.check_question(dict(payload.get("question") or {}))
-        payload = {**payload, "question": question}
-        if checkpoint_id is None:
-            if self._wiring.new_checkpoint_id is None:
-                raise NoCheckpointAvailable("the run names no checkpoint and has no checkpoint port")
-            checkpoint_id = self._wiring.new_checkpoint_id()
-        if not isinstance(scope, Scope):
-            raise HumanInteractionError(f"the pause binding's scope is {scope!r}, not a Scope")
-        now = self._wiring.clock()
-        claims = PauseClaims(
-            jti=uuid.uuid4().hex, scope=scope.to_claim(), run=run_id, root_run=root_run_id,
-            session=session_id, thread=thread_id, checkpoint=checkpoint_id, name=name,
-            tool_call_id=tool_call_id, pin=str(pin or ""), iat=int(now),
-            exp=int(now + spec.ttl.total_seconds()))
-        resumable = await self._write(spec, claims, payload, turn_state, scope, now)
-        return PauseEvent(pause=IssuedPause(claims=claims), payload=payload,
-                          tool_call_id=tool_call_id, interrupt_id=claims.jti, run_id=run_id,
-                          session_id=session_id, resumable=resumable)
-
-    async def _write(self, spec: InteractionSpec, claims: PauseClaims, payload: dict[str, Any],
-                     draft: TurnDraft, scope: Scope, now: float) -> bool:
-        ledger = self._wiring.ledger
-        if ledger is None:
-            return False
-        state = TurnState(
-            checkpoint_id=claims.checkpoint, scope=scope, session_id=claims.session,
-            thread_id=claims.thread, run_id=claims.run, root_run_id=claims.root_run,
-            transcript_position=draft.transcript_position + len(draft.unsaved),
-            round=draft.round, paused_call_id=claims.tool_call_id, resolved=draft.resolved)
-        record = PauseRecord(
-            jti=claims.jti, scope=scope, run_id=claims.run, root_run_id=claims.root_run,
-            session_id=claims.session, thread_id=claims.thread, checkpoint_id=claims.checkpoint,
-            name=claims.name, kind=spec.kind, tool_call_id=claims.tool_call_id, pin=claims.pin,
-            payload=payload, answer_schema=spec.answer_schema, issued_at=now,
-            expires_at=float(claims.exp))
-        previous = self._wiring.resumed_from
-        issue = PauseIssue(
-            record=record, state=state,
-            tail=TranscriptTail(scope=scope, session_id=claims.session,
-                                start=draft.transcript_position, messages=draft.unsaved),
-            finishes=None if previous is None else Finish(
-                jti=previous, status="paused_again", outcome={"next_pause": claims.jti},
-                finished_at=now))
-        try:
-            await ledger.issue(issue)
-        except StoreError as failed:
-            logger.error("pause %s was not stored; publishing it as not resumable: %s",
-                         claims.jti, failed)
-            return False
-        return True
 
 
 class InteractionTool:

@@ -1,27 +1,23 @@
 """Errors of the human-interaction capability.
 
-::
-
-    HumanInteractionError(ValueError)      the model asked wrongly; the stage declines, the run goes on
-    ├── InteractionPayloadInvalid          the question does not fit the interrupt's question schema
-    └── NoCheckpointAvailable              neither the binding nor a checkpoint port names a checkpoint
-    AnswerInvalid(ValueError)              a person's answer fails the answer schema; nothing claimed
-    StoreError, TranscriptConflict         re-exported from symfonic.services.conversation
+Two families with different readers: :class:`HumanInteractionError` is about what the *model*
+wrote, and the pause stage turns it into a decline the model can act on; :class:`AnswerInvalid` is
+about what a *person* answered, and is raised to them before the pause is claimed. Where these sit
+in the whole tree is drawn in :mod:`symfonic.errors`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from symfonic.services.conversation import StoreError, TranscriptConflict
+from symfonic.errors import SymfonicError
 
 __all__ = [
-    "AnswerInvalid", "HumanInteractionError", "InteractionPayloadInvalid",
-    "NoCheckpointAvailable", "StoreError", "TranscriptConflict",
+    "AnswerInvalid", "HumanInteractionError", "InteractionPayloadInvalid", "NoCheckpointAvailable",
 ]
 
 
-class HumanInteractionError(ValueError):
+class HumanInteractionError(SymfonicError, ValueError):
     """A pause was refused because of what the model wrote or how the run is bound.
 
     The pause stage turns it into a decline the model can read; it never ends the turn.
@@ -36,7 +32,7 @@ class NoCheckpointAvailable(HumanInteractionError):
     """Nothing can name the checkpoint the pause would be bound to."""
 
 
-class AnswerInvalid(ValueError):
+class AnswerInvalid(SymfonicError, ValueError):
     """An answer does not fit the pause's answer schema. The pause stays answerable.
 
     Attributes:

@@ -31,13 +31,13 @@ from symfonic.kernel.messages import Message, ToolCall
 from symfonic.kernel.stages import Resolution, StageContext, StageResult, no_change
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class PauseBinding:
     """The facts of one run a pause is bound to, resolved by the composition root per run.
 
     None of them is known when a plan is compiled, which is why the handler receives a callable
     rather than a value: a binding captured once would tie every later turn to the first turn's
-    tenant, run and thread.
+    tenant, run and thread. Fields may be given by position, in the order below.
 
     Attributes:
         pin: The agent definition that is pausing (name and digest); a resume under another

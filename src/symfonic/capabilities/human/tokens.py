@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 import jwt
 
+from symfonic.errors import SymfonicError
+
 MAX_TOKEN_BYTES = 4096
 """Tokens longer than this are refused unread: real ones are well under 1 KiB."""
 _ALGORITHM = "HS256"
@@ -32,7 +34,7 @@ _REQUIRED = ("jti", "scope", "run", "root_run", "session", "thread", "checkpoint
 RejectReason = Literal["malformed", "forged", "unknown_key", "expired"]
 
 
-class TokenRejected(ValueError):
+class TokenRejected(SymfonicError, ValueError):
     """A token failed offline verification. ``reason`` says how, for the caller to map."""
 
     def __init__(self, reason: RejectReason, detail: str,

@@ -100,7 +100,7 @@ async def get_pause(token: TokenParam, request: Request,
     one is 410.
     """
     service = service_of(request)
-    service.claims_in_tenant(token, key.tenant)
+    service.check_tenant(token, key.tenant)
     return ticket_body(await service.host.continuation.ticket(token), service.base(request))
 
 
@@ -116,7 +116,7 @@ async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
     turn runs to its end even if the client disconnects.
     """
     service = service_of(request)
-    service.claims_in_tenant(token, key.tenant)
+    service.check_tenant(token, key.tenant)
     events = await service.host.continuation.resume_stream(token, body.answer)
     return await run_response(service.pump.start(events), request, service)
 
@@ -131,6 +131,6 @@ async def revoke_pause(token: TokenParam, request: Request,
     ``revoked`` is false when it was no longer outstanding (already resumed).
     """
     service = service_of(request)
-    service.claims_in_tenant(token, key.tenant)
+    service.check_tenant(token, key.tenant)
     await service.host.continuation.ticket(token)  # 404 / 410 before anything changes
     return {"revoked": await service.host.revoke(token)}

@@ -36,6 +36,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from symfonic.agent import SessionAwaitingAnswer
+from symfonic.errors import SymfonicError
 from symfonic.platform.continuation import (
     AgentNotServed,
     AnswerInvalid,
@@ -56,7 +57,7 @@ HANDLED: tuple[type[Exception], ...] = (
 """The core's refusals this module maps."""
 
 
-class Refusal(Exception):
+class Refusal(SymfonicError):
     """A refusal decided by the transport itself (keys, tenants, sizes)."""
 
     def __init__(self, status: int, error: str, detail: str,

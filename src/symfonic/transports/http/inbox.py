@@ -26,13 +26,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from symfonic.agent import collect
 from symfonic.platform.continuation import (
     AnswerInvalid,
-    ContinuationUnavailable,
-    IncompatibleDefinition,
     PauseAlreadyResumed,
-    PauseTicket,
-    UnknownPauseToken,
 )
-from symfonic.platform.resuming import interaction_spec
+from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import forms, pages
 from symfonic.transports.http.auth import ApiKey, Permission
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
@@ -119,7 +115,7 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
     if key is None:
         return html(pages.login(next_url=f"/inbox/pauses/{token}"), 401)
     try:
-        service.claims_in_tenant(token, key.tenant)
+        service.check_tenant(token, key.tenant)
         ticket = await service.host.continuation.ticket(token)
     except REFUSALS as refused:
         return _problem(refused)
@@ -134,7 +130,7 @@ async def answer(token: TokenParam, request: Request) -> Response:
     service = service_of(request)
     try:
         key, form = await _signed_in_form(service, request, "pauses:answer")
-        service.claims_in_tenant(token, key.tenant)
+        service.check_tenant(token, key.tenant)
         view = view_of(service, await service.host.continuation.ticket(token))
         if view.form is None:
             raise Refusal(409, "not_answerable", "this pause cannot be answered from this service")
@@ -177,20 +173,20 @@ async def start_run(request: Request) -> Response:
                             agents=sorted(service.host.specs), notice=notice))
 
 
-def view_of(service: Service, ticket: PauseTicket) -> pages.PauseView:
-    """The ticket with its form, read from the definition of the agent that paused."""
-    try:
-        claims = service.host.continuation.verify(ticket.token)
-        agent = service.host.agent(claims.pin.partition("@")[0], ticket.scope)
-        spec = interaction_spec(agent, ticket.name)
-    except (UnknownPauseToken, ContinuationUnavailable, IncompatibleDefinition):
+def view_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
+    """The ticket with its form, read from the definition of the agent that paused.
+
+    When this host no longer serves that definition, the form falls back to the answer schema
+    stored with the pause.
+    """
+    spec = service.host.continuation.interaction(ticket)
+    if spec is None:
         if ticket.answer_schema is None:
             return pages.PauseView(ticket=ticket, form=None)
-        purpose: forms.Purpose = "ask_user" if ticket.kind == "ask_user" else "typed"
+        fallback: forms.Purpose = "ask_user" if ticket.kind == "ask_user" else "typed"
         return pages.PauseView(ticket=ticket, form=forms.AnswerForm(
-            purpose=purpose, answer_schema=ticket.answer_schema, question=ticket.question))
-    purpose = "approval" if spec.purpose == "approval" else (
-        "ask_user" if spec.purpose == "ask_user" else "typed")
+            purpose=fallback, answer_schema=ticket.answer_schema, question=ticket.question))
+    purpose: forms.Purpose = spec.purpose
     return pages.PauseView(ticket=ticket, form=forms.AnswerForm(
         purpose=purpose, answer_schema=spec.answer_schema, question=ticket.question,
         arguments_schema=spec.question_schema if purpose == "approval" else None))

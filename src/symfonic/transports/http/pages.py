@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
-from symfonic.platform.continuation import PauseTicket
+from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import forms
 
 STATIC = "/inbox/static"
@@ -25,7 +25,7 @@ STATIC = "/inbox/static"
 class PauseView:
     """A ticket with the form that answers it (None when it cannot be answered from here)."""
 
-    ticket: PauseTicket
+    ticket: LedgerTicket
     form: forms.AnswerForm | None
 
 
@@ -116,7 +116,7 @@ def _card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None
             f"<h2><span>{heading}</span> {link}</h2>{meta}{body}</article>")
 
 
-def _question(ticket: PauseTicket, purpose: str) -> str:
+def _question(ticket: LedgerTicket, purpose: str) -> str:
     question = ticket.question
     if purpose == "ask_user" and isinstance(question, dict):
         return f'<blockquote class="question">{escape(str(question.get("question", "")))}</blockquote>'
@@ -127,7 +127,7 @@ def _question(ticket: PauseTicket, purpose: str) -> str:
     return f'<pre class="question">{escape(_show(question))}</pre>'
 
 
-def _outcome(ticket: PauseTicket) -> str:
+def _outcome(ticket: LedgerTicket) -> str:
     outcome = ticket.outcome or {}
     status = ticket.status
     if status == "completed":

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from symfonic.agent import RunOutcome
 from symfonic.kernel.events import RunEvent
 from symfonic.kernel.interrupts import PendingInterrupt
-from symfonic.platform.continuation import PauseTicket
+from symfonic.platform.tickets import LedgerTicket
 
 SESSION_PATTERN = r"^[^\x00-\x1f\x7f]{1,200}$"
 
@@ -138,16 +138,16 @@ def outcome_body(outcome: RunOutcome, base: str) -> dict[str, Any]:
                    error_type=outcome.error_type).model_dump(mode="json")
 
 
-def ticket_model(ticket: PauseTicket, base: str) -> Ticket:
+def ticket_model(ticket: LedgerTicket, base: str) -> Ticket:
     return Ticket(token=ticket.token, tenant=ticket.scope.tenant, name=ticket.name, kind=ticket.kind,
                   question=ticket.question, session_id=ticket.session_id,
                   tool_call_id=ticket.tool_call_id, issued_at=ticket.issued_at,
-                  expires_at=ticket.expires_at, status=ticket.status,  # type: ignore[arg-type]
+                  expires_at=ticket.expires_at, status=ticket.status,
                   answer_schema=ticket.answer_schema, outcome=ticket.outcome,
                   resume_url=resume_url(base, ticket.token))
 
 
-def ticket_body(ticket: PauseTicket, base: str) -> dict[str, Any]:
+def ticket_body(ticket: LedgerTicket, base: str) -> dict[str, Any]:
     return ticket_model(ticket, base).model_dump(mode="json")
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 import uvicorn
 
 from symfonic.platform.host import Host
-from symfonic.stores.opening import resolve_url
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.webhooks import WebhookConfig
@@ -28,19 +27,20 @@ WEBHOOK_URLS_VARIABLE = "SYMFONIC_WEBHOOK_URLS"
 WEBHOOK_SECRET_VARIABLE = "SYMFONIC_WEBHOOK_SECRET"
 
 
-def run_server(*, url: str | None, host: str, port: int, secret: str) -> None:
-    """Serve the support agent until interrupted, after printing the inbox URL and a key."""
-    from symfonic.examples.support import support_agent
+def run_server(app_host: Host, *, host: str, port: int) -> None:
+    """Serve ``app_host``'s agents until interrupted, after printing the inbox URL and a key.
 
+    The caller composes the host (the CLI uses the example support agent unless told otherwise);
+    this function only adds the HTTP layer, so it serves any app the same way.
+    """
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     keys.remove_labelled(DEMO_TENANT, DEVELOPMENT_LABEL)
     key = keys.issue(DEMO_TENANT, label=DEVELOPMENT_LABEL)
     webhooks = webhook_config()
     public_url = f"http://{_reachable(host)}:{port}"
-    database = resolve_url(url)
-    app = create_app(Host.open(database, agents=[support_agent()], secret=secret), keys,
-                     webhooks, public_url=public_url)
-    print(f"symfonic: serving the support agent on {database}")
+    app = create_app(app_host, keys, webhooks, public_url=public_url)
+    served = ", ".join(sorted(app_host.specs)) or "no agents"
+    print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
     print(f"  API docs: {public_url}/docs")
     print(f"  API key:  {key}")

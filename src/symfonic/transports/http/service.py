@@ -1,7 +1,7 @@
 """What every route shares: the host, the keys, the run pump, and the tenant checks.
 
 The one rule this module exists for: **a key acts in its own tenant only**. For a pause, the tenant
-is read from the token's verified claims (``host.continuation.verify``, offline) and compared with
+is read from the token's verified scope (``host.continuation.scope_of``, offline) and compared with
 the key's *before* the ticket is read or the resume starts; a token of another tenant is refused
 exactly like a token nobody issued (404), whatever state its pause is in.
 """
@@ -18,7 +18,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import JSONResponse, Response
 
 from symfonic.agent import collect
-from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.platform.continuation import PauseExpired
 from symfonic.platform.host import Host
 from symfonic.transports.http.auth import ApiKey, ApiKeys, Permission
@@ -52,22 +51,21 @@ class Service:
     def base(self, request: Request) -> str:
         return self.public_url or str(request.base_url)
 
-    def claims_in_tenant(self, token: str, tenant: str) -> PauseClaims:
-        """The token's verified claims, provided it was minted in ``tenant``.
+    def check_tenant(self, token: str, tenant: str) -> None:
+        """Pass when ``token`` verifies offline and was minted in ``tenant``.
 
         Raises:
             Refusal: 404, the token belongs to another tenant (told apart from nothing else).
             UnknownPauseToken: it fails offline verification (malformed, forged, expired).
         """
         try:
-            claims = self.host.continuation.verify(token)
+            scope = self.host.continuation.scope_of(token)
         except PauseExpired as expired:
-            if (expired.scope or {}).get("tenant") != tenant:
+            if expired.scope is None or expired.scope.tenant != tenant:
                 raise foreign_pause() from None
             raise
-        if claims.scope.get("tenant") != tenant:
+        if scope.tenant != tenant:
             raise foreign_pause()
-        return claims
 
 
 def service_of(request: Request) -> Service:

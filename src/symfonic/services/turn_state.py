@@ -21,11 +21,12 @@ from typing import Any
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
+from symfonic.services.conversation import StoredFormatError
 
 FORMAT_VERSION = 1
 
 
-class TurnStateFormatError(ValueError):
+class TurnStateFormatError(StoredFormatError):
     """A stored turn state is of a version this symfonic does not know, or damaged."""
 
 
@@ -86,7 +87,7 @@ class TurnState:
                 paused_call_id=str(data["paused_call_id"]),
                 resolved={cid: resolution_from_dict(r) for cid, r in data["resolved"].items()},
             )
-        except (KeyError, TypeError, ValueError) as damaged:
+        except (KeyError, TypeError, ValueError, AttributeError) as damaged:
             raise TurnStateFormatError(f"damaged turn state: {damaged!r}") from damaged
 
 

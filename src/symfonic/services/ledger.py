@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from symfonic.capabilities.human.turn_state import TurnState
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import TranscriptTail
+from symfonic.services.turn_state import TurnState
 
 PauseStatus = Literal[
     "outstanding", "claimed", "completed", "paused_again", "failed", "expired", "revoked"

@@ -1,0 +1,163 @@
+"""The run-bound half of the human capability: validate, store and report one pause.
+
+:mod:`~symfonic.capabilities.human.contribution` declares what the capability offers a plan; this
+module is what that declaration is bound to for one run. The composition root hands it a
+:class:`PauseWiring` (the run's binding, the ledger, the token signer, the clock) through the
+run's services, and :class:`HumanInteractionCapability.pause` does the one thing the pause stage
+asks of it: write the turn state, the transcript tail and the ledger row in one transaction, and
+report whether that write landed. That report, and nothing else, becomes
+:attr:`PendingInterrupt.resumable`.
+
+Without wiring (an agent used alone) :func:`unwired` binds the run to itself and issues nothing:
+the pause is published, honestly not resumable.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from symfonic.capabilities.human.errors import NoCheckpointAvailable
+from symfonic.capabilities.human.pausing import PauseBinding, TurnDraft
+from symfonic.capabilities.human.tokens import IssuedPause, PauseClaims, TokenKeys
+from symfonic.capabilities.human.typed_interrupts import InteractionSpec
+from symfonic.kernel.plan import RunEnvironment, ServiceKey
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.services.ledger import Finish, PauseIssue, PauseLedger, PauseRecord
+from symfonic.services.turn_state import TurnState
+
+logger = logging.getLogger("symfonic.human")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseWiring:
+    """What the composition root hands the capability for one run.
+
+    Attributes:
+        binding: Resolves this run's :class:`PauseBinding` (None: the stage declines).
+        encode_token: Signs a pause's claims into its token.
+        ledger: Where pauses are issued; None means no checkpointer, so pauses are published
+            with ``resumable=False``.
+        new_checkpoint_id: The checkpoint port's id source, for bindings that name none.
+        clock: Epoch seconds; injectable for tests of expiry.
+        resumed_from: The pause this run resumes, whose outcome a new pause records.
+    """
+
+    binding: Callable[[], PauseBinding | None]
+    encode_token: Callable[[IssuedPause], str]
+    ledger: PauseLedger | None = None
+    new_checkpoint_id: Callable[[], str] | None = None
+    clock: Callable[[], float] = time.time
+    resumed_from: str | None = None
+
+
+PAUSE_WIRING: ServiceKey[PauseWiring] = ServiceKey("symfonic.capabilities.human.pause")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PauseEvent:
+    """The capability's report of a pause; ``resumable`` is True only if the write landed."""
+
+    pause: IssuedPause
+    payload: dict[str, Any]
+    tool_call_id: str
+    interrupt_id: str
+    run_id: str
+    session_id: str
+    resumable: bool
+
+
+def unwired(environment: RunEnvironment) -> PauseWiring:
+    """Wiring for an agent used alone: pauses are published, in memory, never resumable."""
+    request = environment.request
+    binding = PauseBinding(scope=request.scope, run_id=request.run_id,
+                           root_run_id=request.root_run_id, session_id=request.session_id,
+                           thread_id=request.thread_id, checkpoint_id=uuid.uuid4().hex, pin="")
+    keys = TokenKeys(secrets.token_hex(32))
+    return PauseWiring(binding=lambda: binding, encode_token=lambda p: keys.encode(p.claims))
+
+
+class HumanInteractionCapability:
+    """The run-bound capability: validates, stores and reports one pause."""
+
+    def __init__(self, specs: Mapping[str, InteractionSpec], wiring: PauseWiring) -> None:
+        self._specs = specs
+        self._wiring = wiring
+
+    def names(self) -> frozenset[str]:
+        return frozenset(self._specs)
+
+    def stamp(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The stored shape of a question: who asked what, in which schema version, when."""
+        return {"interrupt": name, "schema_version": self._specs[name].schema_version,
+                "issued_at": self._wiring.clock(), "question": payload}
+
+    async def pause(self, *, pin: Any, scope: Any, run_id: str, root_run_id: str,
+                    session_id: str, thread_id: str, payload: dict[str, Any], name: str,
+                    tool_call_id: str, checkpoint_id: str | None,
+                    turn_state: TurnDraft) -> PauseEvent:
+        """Store the pause and report whether it is resumable.
+
+        Raises:
+            HumanInteractionError: the model's question does not fit, or no checkpoint can be
+                named; nothing was written.
+        """
+        spec = self._specs[name]
+        question = spec.check_question(dict(payload.get("question") or {}))
+        payload = {**payload, "question": question}
+        if checkpoint_id is None:
+            if self._wiring.new_checkpoint_id is None:
+                raise NoCheckpointAvailable("the run names no checkpoint and has no checkpoint port")
+            checkpoint_id = self._wiring.new_checkpoint_id()
+        if not isinstance(scope, Scope):
+            # A binding is resolved by the composition root, not written by the model: a wrong
+            # type there is a miswired port, and it fails the run instead of being declined.
+            raise TypeError(f"the pause binding's scope is {scope!r}, not a Scope")
+        now = self._wiring.clock()
+        claims = PauseClaims(
+            jti=uuid.uuid4().hex, scope=scope.to_claim(), run=run_id, root_run=root_run_id,
+            session=session_id, thread=thread_id, checkpoint=checkpoint_id, name=name,
+            tool_call_id=tool_call_id, pin=str(pin or ""), iat=int(now),
+            exp=int(now + spec.ttl.total_seconds()))
+        resumable = await self._write(spec, claims, payload, turn_state, scope, now)
+        return PauseEvent(pause=IssuedPause(claims=claims), payload=payload,
+                          tool_call_id=tool_call_id, interrupt_id=claims.jti, run_id=run_id,
+                          session_id=session_id, resumable=resumable)
+
+    async def _write(self, spec: InteractionSpec, claims: PauseClaims, payload: dict[str, Any],
+                     draft: TurnDraft, scope: Scope, now: float) -> bool:
+        ledger = self._wiring.ledger
+        if ledger is None:
+            return False
+        state = TurnState(
+            checkpoint_id=claims.checkpoint, scope=scope, session_id=claims.session,
+            thread_id=claims.thread, run_id=claims.run, root_run_id=claims.root_run,
+            transcript_position=draft.transcript_position + len(draft.unsaved),
+            round=draft.round, paused_call_id=claims.tool_call_id, resolved=draft.resolved)
+        record = PauseRecord(
+            jti=claims.jti, scope=scope, run_id=claims.run, root_run_id=claims.root_run,
+            session_id=claims.session, thread_id=claims.thread, checkpoint_id=claims.checkpoint,
+            name=claims.name, kind=spec.kind, tool_call_id=claims.tool_call_id, pin=claims.pin,
+            payload=payload, answer_schema=spec.answer_schema, issued_at=now,
+            expires_at=float(claims.exp))
+        previous = self._wiring.resumed_from
+        issue = PauseIssue(
+            record=record, state=state,
+            tail=TranscriptTail(scope=scope, session_id=claims.session,
+                                start=draft.transcript_position, messages=draft.unsaved),
+            finishes=None if previous is None else Finish(
+                jti=previous, status="paused_again", outcome={"next_pause": claims.jti},
+                finished_at=now))
+        try:
+            await ledger.issue(issue)
+        except StoreError as failed:
+            logger.error("pause %s was not stored; publishing it as not resumable: %s",
+                         claims.jti, failed)
+            return False
+        return True

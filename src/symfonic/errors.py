@@ -1,0 +1,54 @@
+"""The one root of every error symfonic raises, and the whole tree drawn once.
+
+``except SymfonicError`` catches anything the library raises on purpose, and nothing else: a
+``KeyError`` from a user's tool or a driver's own exception never arrives under this root, because
+the adapters translate what they catch. Each class also keeps the standard base its meaning calls
+for (the seeds give ``UnknownPauseToken`` a ``LookupError`` base and ``ContinuationUnavailable`` a
+``RuntimeError`` one), so code written against the builtins keeps working.
+
+The classes live beside the code that raises them; this drawing is the one place that shows them
+together, and ``tests/test_errors.py`` fails when the drawing and the classes disagree. Every class
+here is importable from :mod:`symfonic`, except the two of the HTTP transport, which need its extra.
+Signals are not errors and are not drawn: :class:`~symfonic.kernel.interrupts.InvocationPaused`
+stops a run for a person and is never seen outside it.
+
+::
+
+    SymfonicError
+    ├── UnknownPauseToken(LookupError)        the token names no resumable turn
+    │   ├── PauseExpired                      ordinary: the conversation moved on (404/410)
+    │   ├── MalformedPauseToken               a bug in whoever minted or carried it (400)
+    │   │   ├── ForgedPauseToken              the signature does not verify
+    │   │   └── UnknownSigningKey             signed under a key id this host does not hold
+    │   ├── PauseAlreadyResumed               a second resume (409); carries the first's outcome
+    │   └── PauseRevoked                      withdrawn by an operator
+    ├── ContinuationUnavailable(RuntimeError) this host cannot continue turns
+    │   └── AgentNotServed                    the agent is not registered on this host
+    ├── IncompatibleDefinition(RuntimeError)  the agent changed since it paused, and refuses the pause
+    ├── AnswerInvalid(ValueError)             a person's answer fails the pause's schema; nothing claimed
+    ├── SessionAwaitingAnswer(RuntimeError)   a new turn on a session whose turn is paused
+    ├── HumanInteractionError(ValueError)     the model asked wrongly; the pause stage declines
+    │   ├── InteractionPayloadInvalid         the question does not fit the interrupt's schema
+    │   └── NoCheckpointAvailable             nothing names the checkpoint the pause would bind to
+    ├── TokenRejected(ValueError)             offline token verification failed (mapped by the host)
+    ├── StoreError(RuntimeError)              a store failed; the driver's exception is chained
+    │   ├── TranscriptConflict                another writer took the session's position
+    │   └── StoredFormatError                 stored data is newer than this code, or damaged
+    │       └── TurnStateFormatError          a stored turn state, specifically
+    ├── ModelError(RuntimeError)              the model could not answer; the run fails with it
+    │   ├── ModelProtocolError                the model broke the reply protocol (no reply, reused id)
+    │   └── ScriptExhausted                   a scripted model ran out of replies
+    ├── ToolArgumentsInvalid(ValueError)      the model's arguments fail the tool's schema
+    ├── DuplicateToolName(ValueError)         two tools of one plan share a name
+    ├── RoundLimitExceeded(RuntimeError)      the model kept calling tools past the round limit
+    ├── Refusal                               (HTTP) a request refused with a status and a problem body
+    └── DeliveryFailed                        (HTTP) one webhook delivery attempt failed
+"""
+
+from __future__ import annotations
+
+__all__ = ["SymfonicError"]
+
+
+class SymfonicError(Exception):
+    """Base of every error symfonic raises; see the module docstring for the whole tree."""

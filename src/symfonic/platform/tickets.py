@@ -1,0 +1,65 @@
+"""The host's pause tickets: the seed's :class:`PauseTicket`, read from the ledger.
+
+A ticket is what a person or a transport is shown of a pause. It satisfies the seed's read-only
+protocol (``token``, ``scope``, ``question``) and adds what the ledger row knows, so an inbox can
+draw a form and say what became of an answer without reading the store itself. Every field is read
+from the row the signed token names; none is supplied by a caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from symfonic.capabilities.human.tokens import PauseClaims
+from symfonic.kernel.scope import Scope
+from symfonic.services.ledger import PauseRecord, PauseStatus
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerTicket:
+    """A paused turn as its token names it.
+
+    Attributes:
+        token: The opaque handle to give back to whoever must answer.
+        scope: The scope the pause was issued under.
+        question: What the turn stopped to ask (for an approval: the call's arguments).
+        agent: The name of the agent that paused.
+        name: The interaction asked for: ``ask_user``, an interrupt, or the gated tool's name.
+        kind: ``ask_user`` or ``interrupt``.
+        status: ``outstanding`` while answerable; otherwise what became of it.
+        answer_schema: The JSON schema an answer must satisfy.
+        outcome: The recorded outcome of the resume, once finished.
+    """
+
+    token: str
+    scope: Scope
+    question: Any
+    agent: str
+    name: str
+    kind: str
+    session_id: str
+    tool_call_id: str
+    issued_at: float
+    expires_at: float
+    status: PauseStatus
+    answer_schema: dict[str, Any] | None
+    outcome: dict[str, Any] | None = None
+
+
+def ticket_of(token: str, record: PauseRecord) -> LedgerTicket:
+    return LedgerTicket(
+        token=token, scope=record.scope, question=record.payload.get("question"),
+        agent=record.pin.partition("@")[0], name=record.name, kind=record.kind,
+        session_id=record.session_id, tool_call_id=record.tool_call_id,
+        issued_at=record.issued_at, expires_at=record.expires_at, status=record.status,
+        answer_schema=record.answer_schema, outcome=record.outcome)
+
+
+def claims_of(record: PauseRecord) -> PauseClaims:
+    """The claims a record's token carries, so a listing can hand out answerable tokens."""
+    return PauseClaims(
+        jti=record.jti, scope=record.scope.to_claim(), run=record.run_id,
+        root_run=record.root_run_id, session=record.session_id, thread=record.thread_id,
+        checkpoint=record.checkpoint_id, name=record.name, tool_call_id=record.tool_call_id,
+        pin=record.pin, iat=int(record.issued_at), exp=int(record.expires_at))
