@@ -2,7 +2,9 @@
 
 They honour the same contracts as the SQL stores (the conformance suite runs them unchanged):
 the pause is atomic, the claim is won once, transcripts are append-only. Nothing survives the
-process, which is why a memory-backed host reports its pauses as resumable only within it.
+process. A host on ``memory://`` reports its pauses ``resumable=True``, because its write landed
+in the store it resumes from; but only that host, in that process, can resume them. Use it for
+tests, never where a pause must outlive the process.
 """
 
 from __future__ import annotations
