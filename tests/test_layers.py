@@ -85,3 +85,18 @@ def test_an_upward_import_is_caught_wherever_it_stands() -> None:
 def test_every_module_is_in_a_layer() -> None:
     for path in SOURCE.rglob("*.py"):
         layer_of(module_name(path))
+
+
+def imports_of_package(package: str) -> set[str]:
+    folder = SOURCE / package.removeprefix("symfonic.").replace(".", "/")
+    return {target for path in folder.rglob("*.py")
+            for _, target in imported(ast.parse(path.read_text()))}
+
+
+def test_ports_import_only_the_kernel_and_stores_import_no_capability() -> None:
+    """Narrower than the layers: the ports sit directly on the kernel, and a store implements
+    ports without knowing which capability writes through them."""
+    allowed = ("symfonic.errors", "symfonic.kernel", "symfonic.services")
+    assert {t for t in imports_of_package("symfonic.services") if not t.startswith(allowed)} == set()
+    assert {t for t in imports_of_package("symfonic.stores")
+            if t.startswith(("symfonic.capabilities", "symfonic.platform", "symfonic.agent"))} == set()

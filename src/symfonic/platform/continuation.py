@@ -91,7 +91,12 @@ class ContinuationUnavailable(SymfonicError, RuntimeError):
 
 
 class AgentNotServed(ContinuationUnavailable):
-    """The agent that paused is not registered on this host."""
+    """The agent that paused (or that a run names) is not registered on this host.
+
+    A case of :class:`ContinuationUnavailable` because it is exactly that for a resume: this host
+    was composed without the agent, so it cannot continue the turn; another host that serves the
+    agent can, and the pause stays outstanding for it.
+    """
 
 
 class IncompatibleDefinition(SymfonicError, RuntimeError):

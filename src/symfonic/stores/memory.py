@@ -28,7 +28,6 @@ class MemoryStore:
         self._transcripts: dict[tuple[str, str], list[Message]] = {}
         self._states: dict[str, TurnState] = {}
         self._pauses: dict[str, PauseRecord] = {}
-        self.closed = False
 
     # transcripts
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -107,7 +106,7 @@ class MemoryStore:
             return len(expired)
 
     async def close(self) -> None:
-        self.closed = True
+        """Nothing to release: the dictionaries go with the store."""
 
     def _check_tail(self, tail: TranscriptTail) -> None:
         if not tail.messages:

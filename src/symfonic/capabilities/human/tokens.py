@@ -87,10 +87,6 @@ class TokenKeys:
         self.signing_kid = key_id(signing)
         self._keys: Mapping[str, bytes] = {key_id(s): _hmac_key(s) for s in secrets}
 
-    @property
-    def key_ids(self) -> tuple[str, ...]:
-        return tuple(self._keys)
-
     def encode(self, claims: PauseClaims) -> str:
         return jwt.encode(asdict(claims), self._keys[self.signing_kid], algorithm=_ALGORITHM,
                           headers={"kid": self.signing_kid})
