@@ -14,6 +14,7 @@ from typing import Any
 
 from bench.latency import median, p95
 from bench.methodology import METHOD
+from bench.models import AdapterOverhead
 from bench.profiling import CODEC, DATABASE, MESSAGES, RUNTIME, THREADS, TOKENS, Profile
 from bench.races import SCENARIOS, RaceResult
 from bench.workload import Plan
@@ -38,6 +39,8 @@ class RunResults:
     concurrency: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
     races: list[RaceResult] = field(default_factory=list)
     profiles: list[Profile] = field(default_factory=list)
+    adapters: list[AdapterOverhead] = field(default_factory=list)
+    """Each model adapter's streamed round against the SDK call alone (bench/models.py)."""
     runtime_only: tuple[float, float] | None = None
     """Median pause and resume of symfonic over an in-memory store: its cost without I/O."""
     seconds: float = 0.0
@@ -106,6 +109,11 @@ def evaluate(results: RunResults) -> list[Check]:
                 f"{race.backend}: exactly one run of the rest of the turn ({race.scenario})",
                 f"once in {race.exactly_once}/{len(race.runs)} trials",
                 race.exactly_once == len(race.runs) > 0))
+    for adapter in results.adapters:
+        checks.append(Check(
+            f"model adapter {adapter.adapter}: its own cost under 10% of a streamed round",
+            f"{adapter.overhead:+.1%} ({median(adapter.adapter_seconds) * 1000:.2f} vs "
+            f"{median(adapter.sdk_seconds) * 1000:.2f} ms)", adapter.overhead < 0.10))
     return checks
 
 
@@ -133,6 +141,8 @@ def markdown(results: RunResults) -> str:
         "## Floor: a minimal durable commit on the same database\n", floor_table(results),
         "## Throughput: pause + resume cycles per second\n", concurrency_table(results),
         "## Correctness: how many times the rest of the turn ran\n", races_table(results),
+        "## Model adapters: a streamed round through the adapter vs the SDK call alone\n",
+        adapters_table(results),
     ]
     if results.profiles:
         parts += ["## Where the time goes (pyinstrument)\n", profile_table(results)]
@@ -141,6 +151,26 @@ def markdown(results: RunResults) -> str:
                          "```\n</details>\n")
     parts.append(METHOD)
     return "\n".join(parts)
+
+
+def adapters_table(results: RunResults) -> str:
+    """One row per adapter: the SDK alone, through the adapter, and the difference."""
+    rows = []
+    for a in results.adapters:
+        sdk, ours = median(a.sdk_seconds), median(a.adapter_seconds)
+        rows.append([a.adapter, f"{sdk * 1000:.2f} ({_range(a.sdk_seconds)})",
+                     f"{ours * 1000:.2f} ({_range(a.adapter_seconds)})", f"{a.overhead:+.1%}",
+                     str(len(a.sdk_seconds))])
+    return (_table(["adapter", "SDK alone, ms (p5-p95)", "through the adapter, ms (p5-p95)",
+                    "overhead", "rounds"], rows)
+            + "\nThe same request body, on the same client and loopback stand-in server, read to its "
+              "end; samples interleaved. A round streams about 80 text deltas and two tool calls.\n")
+
+
+def _range(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    low, high = ordered[int(0.05 * (len(ordered) - 1))], ordered[int(0.95 * (len(ordered) - 1))]
+    return f"{low * 1000:.2f}-{high * 1000:.2f}"
 
 
 def console(results: RunResults) -> str:

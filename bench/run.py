@@ -33,6 +33,7 @@ from bench.latency import (
     summary,
     warm_up,
 )
+from bench.models import measure_adapters
 from bench.probes import PgFloor, PgWal, SqliteFloor, SqliteWal
 from bench.profiling import profile_cycles
 from bench.races import run_races
@@ -191,6 +192,9 @@ async def run(args: argparse.Namespace, command: str) -> RunResults:
             await bench_backend(backend, workspace, plan, results)
         log("correctness races")
         await bench_races(backends, workspace, plan, results)
+        log("model adapters against the SDK alone")
+        results.adapters = await measure_adapters(plan.adapter_rounds)
+        log("  " + ", ".join(f"{a.adapter} {a.overhead:+.1%}" for a in results.adapters))
         results.seconds = time.perf_counter() - started
         return results
     finally:

@@ -46,6 +46,7 @@ class Plan:
         floor_samples: Minimal durable commits timed per backend.
         profile_cycles: Cycles per profiled cell; 0 skips profiling.
         sync_langgraph: Also measure LangGraph's sync savers (latency cells only).
+        adapter_rounds: Streamed rounds timed per model adapter, and as many SDK calls alone.
     """
 
     samples: dict[int, int]
@@ -54,14 +55,16 @@ class Plan:
     race_trials: int
     profile_cycles: int
     sync_langgraph: bool
+    adapter_rounds: int = 200
 
     @classmethod
     def full(cls) -> Plan:
         return cls(samples={0: 150, 100: 80, 1000: 30, 5000: 20}, floor_samples=300,
                    cycle_seconds=4.0, race_trials=20, profile_cycles=15,
-                   sync_langgraph=True)
+                   sync_langgraph=True, adapter_rounds=300)
 
     @classmethod
     def quick(cls) -> Plan:
         return cls(samples={0: 10, 100: 5, 1000: 3, 5000: 2}, floor_samples=50,
-                   cycle_seconds=0.5, race_trials=2, profile_cycles=0, sync_langgraph=False)
+                   cycle_seconds=0.5, race_trials=2, profile_cycles=0, sync_langgraph=False,
+                   adapter_rounds=20)

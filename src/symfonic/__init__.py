@@ -22,6 +22,7 @@ from symfonic.errors import SymfonicError
 from symfonic.kernel.events import (
     Completed,
     Failed,
+    ModelCallCompleted,
     Paused,
     RunEvent,
     RunStarted,
@@ -30,12 +31,19 @@ from symfonic.kernel.events import (
     ToolCallRequested,
 )
 from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
-from symfonic.kernel.messages import Message, ModelReply, ToolCall
-from symfonic.kernel.model import Model, ModelError, ModelProtocolError
+from symfonic.kernel.messages import Message, ModelReply, ToolCall, Usage
+from symfonic.kernel.model import Model, ModelError, ModelProtocolError, OutputInvalid
 from symfonic.kernel.plan import DuplicateToolName
 from symfonic.kernel.runner import RoundLimitExceeded
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.tooling import ToolArgumentsInvalid
+from symfonic.models.errors import (
+    ModelAuthFailed,
+    ModelRateLimited,
+    ModelRejected,
+    ModelUnavailable,
+    ProviderError,
+)
 from symfonic.models.scripted import ScriptExhausted
 from symfonic.platform.continuation import (
     AgentNotServed,
@@ -78,8 +86,14 @@ __all__ = [
     "MalformedPauseToken",
     "Message",
     "Model",
+    "ModelAuthFailed",
+    "ModelCallCompleted",
     "ModelError",
     "ModelProtocolError",
+    "ModelRateLimited",
+    "ModelRejected",
+    "ModelUnavailable",
+    "OutputInvalid",
     "ModelReply",
     "NoCheckpointAvailable",
     "PauseAlreadyResumed",
@@ -88,6 +102,7 @@ __all__ = [
     "PauseTicket",
     "Paused",
     "PendingInterrupt",
+    "ProviderError",
     "RoundLimitExceeded",
     "RunEvent",
     "RunOutcome",
@@ -108,5 +123,6 @@ __all__ = [
     "TurnStateFormatError",
     "UnknownPauseToken",
     "UnknownSigningKey",
+    "Usage",
     "tool",
 ]

@@ -15,15 +15,17 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ValidationError
 
 from symfonic.errors import SymfonicError
 from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
 from symfonic.kernel.interrupts import PendingInterrupt
-from symfonic.kernel.messages import Message
-from symfonic.kernel.model import Model
+from symfonic.kernel.messages import Message, Usage
+from symfonic.kernel.model import Model, OutputSpec
 from symfonic.kernel.plan import Capability, Plan, Services, compile_plan
 from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
@@ -37,6 +39,12 @@ class AgentSpec:
     """What an agent is: its model, instructions, tools and capabilities.
 
     Attributes:
+        model: A :class:`~symfonic.models.Model`, or a name such as ``"openai:gpt-5.1"``,
+            ``"anthropic:claude-sonnet-4-5"`` or ``"openai-chat:llama3.1"``, resolved once by
+            :func:`symfonic.models.infer_model` (the provider's extra must be installed).
+        output_type: A pydantic model the final answer must be: sent to providers with native
+            structured output, and always validated; one invalid answer is sent back to the
+            model to correct, a second fails the run with ``OutputInvalid``.
         version: A free label folded into the definition's digest.
         compatible_with: Pins (``name@digest``) of earlier definitions whose pauses this one may
             resume. By default a pause is resumed only by the very definition that paused, since
@@ -44,13 +52,31 @@ class AgentSpec:
     """
 
     name: str
-    model: Model
+    model: Model | str
     instructions: str = ""
+    output_type: type[BaseModel] | None = None
     tools: Sequence[Tool] = ()
     capabilities: Sequence[Capability] = ()
     max_rounds: int = 16
     version: str = ""
     compatible_with: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.model, str):
+            from symfonic.models.names import infer_model
+
+            object.__setattr__(self, "model", infer_model(self.model))
+
+    @property
+    def resolved_model(self) -> Model:
+        """The model, a name having been resolved at construction."""
+        assert not isinstance(self.model, str)
+        return self.model
+
+    @cached_property
+    def output(self) -> OutputSpec | None:
+        """``output_type`` as the kernel sees it (built once per spec)."""
+        return None if self.output_type is None else output_spec(self.output_type)
 
     @cached_property
     def pin(self) -> str:
@@ -61,6 +87,7 @@ class AgentSpec:
             "tools": [[t.schema.name, t.schema.description, t.schema.parameters]
                       for t in self.tools],
             "capabilities": [_describe(c) for c in self.capabilities],
+            "output": None if self.output is None else self.output.schema,
         }
         digest = hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode())
         return f"{self.name}@{digest.hexdigest()[:16]}"
@@ -71,15 +98,22 @@ class AgentSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class RunOutcome:
-    """How a run ended. ``interrupt`` is set when ``status == "paused"``."""
+    """How a run ended. ``interrupt`` is set when ``status == "paused"``.
+
+    Attributes:
+        value: The answer parsed into the agent's ``output_type`` (None without one).
+        usage: Tokens the turn consumed, the rounds before its pauses included.
+    """
 
     status: Literal["completed", "paused", "failed"]
     run_id: str
     session_id: str
     output: str | None = None
+    value: Any = None
     interrupt: PendingInterrupt | None = None
     error: str | None = None
     error_type: str | None = None
+    usage: Usage = field(default_factory=Usage)
 
 
 async def collect(events: AsyncIterator[RunEvent]) -> RunOutcome:
@@ -92,13 +126,13 @@ async def collect(events: AsyncIterator[RunEvent]) -> RunOutcome:
             session_id = event.session_id
     if isinstance(last, Completed):
         return RunOutcome(status="completed", run_id=last.run_id, session_id=session_id,
-                          output=last.output)
+                          output=last.output, value=last.value, usage=last.usage)
     if isinstance(last, Paused):
         return RunOutcome(status="paused", run_id=last.run_id, session_id=session_id,
-                          interrupt=last.interrupt)
+                          interrupt=last.interrupt, usage=last.usage)
     if isinstance(last, Failed):
         return RunOutcome(status="failed", run_id=last.run_id, session_id=session_id,
-                          error=last.error, error_type=last.error_type)
+                          error=last.error, error_type=last.error_type, usage=last.usage)
     raise RuntimeError("the run ended without a terminal event")
 
 
@@ -220,9 +254,10 @@ class PreparedTurn:
         so a caller that sees ``Completed`` can rely on the turn being stored."""
         spec = self._agent.spec
         system = [Message("system", spec.instructions)] if spec.instructions else []
-        runner = InvocationRunner(model=spec.model, plan=self._plan, request=self._request,
-                                  history=history, new_input=new_input, resume=resume,
-                                  max_rounds=spec.max_rounds, preamble=system)
+        runner = InvocationRunner(model=spec.resolved_model, plan=self._plan,
+                                  request=self._request, history=history, new_input=new_input,
+                                  resume=resume, max_rounds=spec.max_rounds, preamble=system,
+                                  output=spec.output)
         return _finalized(runner, finalize, self._agent._runtime.published)
 
 
@@ -263,6 +298,30 @@ def unanswered_calls(history: Sequence[Message]) -> list[str]:
             answered = {m.tool_call_id for m in history[index + 1:] if m.role == "tool"}
             return [c.id for c in message.tool_calls if c.id not in answered]
     return []
+
+
+def output_spec(output_type: type[BaseModel]) -> OutputSpec:
+    """What the kernel needs of an output type: its schema, and a parser whose errors the model
+    can read (pydantic's, one line per problem)."""
+
+    def parse(text: str) -> BaseModel:
+        try:
+            return output_type.model_validate_json(_unfenced(text))
+        except ValidationError as invalid:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}"
+                                 for e in invalid.errors(include_url=False))
+            raise ValueError(problems) from None
+
+    return OutputSpec(name=output_type.__name__, schema=output_type.model_json_schema(),
+                      parse=parse, description=(output_type.__doc__ or "").strip())
+
+
+def _unfenced(text: str) -> str:
+    """The JSON inside a Markdown code fence, which models add even when told not to."""
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```"):
+        return stripped.strip("`").removeprefix("json").strip()
+    return stripped
 
 
 def _describe(capability: Any) -> Any:

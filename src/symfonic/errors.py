@@ -37,6 +37,12 @@ stops a run for a person and is never seen outside it.
     │       └── TurnStateFormatError          a stored turn state, specifically
     ├── ModelError(RuntimeError)              the model could not answer; the run fails with it
     │   ├── ModelProtocolError                the model broke the reply protocol (no reply, reused id)
+    │   ├── OutputInvalid                     the final answer failed the output type twice
+    │   ├── ProviderError                     a provider refused or failed; .provider, .status_code
+    │   │   ├── ModelRateLimited              429 after the SDK's retries
+    │   │   ├── ModelUnavailable              5xx, connection, timeout, or a stream cut mid-way
+    │   │   ├── ModelRejected                 another 4xx: a bad request, a context too long
+    │   │   └── ModelAuthFailed               401/403: a missing or wrong key
     │   └── ScriptExhausted                   a scripted model ran out of replies
     ├── ToolArgumentsInvalid(ValueError)      the model's arguments fail the tool's schema
     ├── DuplicateToolName(ValueError)         two tools of one plan share a name

@@ -103,7 +103,9 @@ def _arguments_model(function: ToolFunction) -> type[BaseModel]:
         fields[parameter.name] = (annotation, default)
     model: type[BaseModel] = create_model(
         f"{function.__name__}_arguments",
-        __config__=ConfigDict(extra="forbid"),
+        # NaN and infinities are not numbers a tool can act on (a refund of Infinity); they reach
+        # Python from JSON as floats, so they are refused here, before the body runs.
+        __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
         **fields,
     )
     return model

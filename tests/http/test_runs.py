@@ -19,8 +19,10 @@ async def test_a_run_answers_its_outcome_as_json(client: httpx.AsyncClient,
     assert response.status_code == 200
     assert response.json() == {"status": "completed", "run_id": response.json()["run_id"],
                                "session_id": "s-1", "output": "Which order is this about? Please "
-                               "give me its number.", "interrupt": None, "error": None,
-                               "error_type": None}
+                               "give me its number.", "value": None, "interrupt": None,
+                               "error": None, "error_type": None,
+                               "usage": {"input_tokens": 0, "output_tokens": 0,
+                                         "cached_tokens": 0, "reasoning_tokens": 0}}
 
 
 async def test_a_paused_run_hands_out_its_token_and_resume_url(client: httpx.AsyncClient,

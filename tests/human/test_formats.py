@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from symfonic.kernel.messages import Usage
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall
 from symfonic.services.turn_state import FORMAT_VERSION, TurnState, TurnStateFormatError
 
@@ -20,6 +21,8 @@ def test_every_golden_turn_state_still_loads_and_round_trips(version: int) -> No
     assert state.resolved["earlier"] == AnsweredCall(call_id="earlier", content="yes")
     assert state.resolved["approved"] == ApprovedCall(call_id="approved", arguments={"amount": 2})
     assert [c.name for c in state.round] == ["ask_user", "lookup"]
+    assert state.usage == (Usage() if version < 2 else Usage(
+        input_tokens=120, output_tokens=30, cached_tokens=100, reasoning_tokens=12))
     if version == FORMAT_VERSION:
         assert state.to_dict() == stored
 

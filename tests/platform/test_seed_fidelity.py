@@ -203,13 +203,13 @@ async def test_ledger_rows_and_turn_states_newer_than_the_code_are_refused(
     row_token, state_token = await paused(host, session="s1"), await paused(host, session="s2")
     row_jti, state_jti = (host.continuation.verify(t).jti for t in (row_token, state_token))
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as admin:
-        admin.execute("UPDATE symfonic_pauses SET format = 2 WHERE jti = ?", (row_jti,))
-        admin.execute("UPDATE symfonic_checkpoints SET state = json_set(state, '$.format', 2) "
+        admin.execute("UPDATE symfonic_pauses SET format = 99 WHERE jti = ?", (row_jti,))
+        admin.execute("UPDATE symfonic_checkpoints SET state = json_set(state, '$.format', 99) "
                       "WHERE checkpoint_id = (SELECT checkpoint_id FROM symfonic_pauses "
                       "WHERE jti = ?)", (state_jti,))
-    with pytest.raises(StoredFormatError, match=r"ledger format 2.*upgrade symfonic"):
+    with pytest.raises(StoredFormatError, match=r"ledger format 99.*upgrade symfonic"):
         await host.continuation.ticket(row_token)
-    with pytest.raises(TurnStateFormatError, match="format 2"):
+    with pytest.raises(TurnStateFormatError, match="format 99"):
         await host.continuation.resume(state_token, "yes")
     assert recorded() == []
 
@@ -228,3 +228,14 @@ async def test_an_agent_alone_keeps_its_paused_turn_in_its_transcript() -> None:
     assert later[0] == ("user", "ask") and later[1][0] == "assistant"
     assert later[2][0] == "tool" and "no result was recorded" in later[2][1]
     assert later[3] == ("user", "hello")
+
+
+async def test_revoke_checks_the_token_against_its_ledger_row_as_resume_does(host: Host) -> None:
+    token = await paused(host)
+    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    assert record is not None
+    lying = host.keys.encode(replace(claims_of(record), session="other"))
+    with pytest.raises(MalformedPauseToken):
+        await host.revoke(lying)
+    assert await status_of(host, token) == "outstanding"
+    assert await host.revoke(token) is True and await host.revoke(token) is False

@@ -1,7 +1,8 @@
 """What a run reports, in order.
 
 A run yields :class:`RunStarted`, then any number of :class:`TextDelta`,
-:class:`ToolCallRequested` and :class:`ToolCallCompleted`, and exactly one terminal event:
+:class:`ModelCallCompleted`, :class:`ToolCallRequested` and :class:`ToolCallCompleted`, and
+exactly one terminal event:
 :class:`Completed`, :class:`Paused` or :class:`Failed`. A pause is its own terminal on purpose: a
 pause reported as a failure tells the caller's error handling the turn broke, and one reported as
 completed hands the caller an output the run never produced.
@@ -11,11 +12,11 @@ Consumers are expected to ``match`` on ``kind`` and end with ``assert_never``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from symfonic.kernel.interrupts import PendingInterrupt
-from symfonic.kernel.messages import ToolCall
+from symfonic.kernel.messages import ToolCall, Usage
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +34,16 @@ class TextDelta:
     run_id: str
     text: str
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelCallCompleted:
+    """One model call answered: what it consumed, and why it stopped."""
+
+    run_id: str
+    usage: Usage
+    finish_reason: str | None = None
+    kind: Literal["model_call_completed"] = "model_call_completed"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +68,8 @@ class ToolCallCompleted:
 class Paused:
     run_id: str
     interrupt: PendingInterrupt
+    usage: Usage = field(default_factory=Usage)
+    """Tokens the turn consumed so far, earlier segments included."""
     kind: Literal["paused"] = "paused"
 
 
@@ -64,6 +77,10 @@ class Paused:
 class Completed:
     run_id: str
     output: str
+    value: Any = None
+    """The answer parsed into the agent's ``output_type``; None when it has none."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens the whole turn consumed, the rounds before its pauses included."""
     kind: Literal["completed"] = "completed"
 
 
@@ -73,7 +90,9 @@ class Failed:
     error: str
     error_type: str = "Exception"
     """The exception's class name, so a transport can tell failures apart without parsing text."""
+    usage: Usage = field(default_factory=Usage)
     kind: Literal["failed"] = "failed"
 
 
-RunEvent = RunStarted | TextDelta | ToolCallRequested | ToolCallCompleted | Paused | Completed | Failed
+RunEvent = (RunStarted | TextDelta | ModelCallCompleted | ToolCallRequested | ToolCallCompleted
+            | Paused | Completed | Failed)

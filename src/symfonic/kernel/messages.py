@@ -1,8 +1,15 @@
-"""The transcript's vocabulary: messages, tool calls and model replies.
+"""The transcript's vocabulary: messages, tool calls, model replies and token usage.
 
 These shapes cross a pause: they are written to a store by one process and read back by another,
 possibly running a newer symfonic. They therefore serialise to plain JSON dictionaries and are
 frozen, so a message that was stored can never be changed in place by a later round.
+
+The stored message format is versioned (``MESSAGE_FORMAT``, written as ``"v"``; a message without
+it is version 1), and a reader refuses a version newer than it knows. Versions:
+
+    1: role, content, tool_calls (id, name, arguments), tool_call_id.
+    2: adds ``provider`` (items a model provider asked to be sent back unchanged) on assistant
+       messages and ``raw_arguments`` on tool calls whose arguments were not a JSON object.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
+MESSAGE_FORMAT = 2
+"""The newest stored message format this code writes and reads (see the module docstring)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,11 +31,15 @@ class ToolCall:
         id: The model's id for the call; the tool result refers back to it.
         name: The tool the model asked for, which may be a name no tool has.
         arguments: The arguments as the model wrote them, not yet validated.
+        raw_arguments: Set only when what the model wrote was not a JSON object (``arguments`` is
+            then empty): kept to be sent back to the provider as written, and reported to the
+            model as an error instead of running the tool.
     """
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str | None = None
 
     @property
     def call_id(self) -> str:
@@ -34,12 +47,43 @@ class ToolCall:
         return self.id
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
+        if self.raw_arguments is not None:
+            data["raw_arguments"] = self.raw_arguments
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        raw = data.get("raw_arguments")
         return cls(id=str(data["id"]), name=str(data["name"]),
-                   arguments=dict(data.get("arguments") or {}))
+                   arguments=dict(data.get("arguments") or {}),
+                   raw_arguments=None if raw is None else str(raw))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderItems:
+    """What a model provider returned that it needs back, unchanged, on the next request.
+
+    OpenAI's reasoning items (with their encrypted content) and Anthropic's thinking blocks (with
+    their signatures) are opaque to symfonic, yet a request that omits or alters them is refused
+    or loses the model's reasoning. They travel with the assistant message they belong to, through
+    the store, to whichever host sends the next request; only an adapter of the same ``provider``
+    sends them back, and any other rebuilds the message from its text and tool calls.
+
+    Attributes:
+        provider: Which wire format the items are in (``openai-responses``, ``anthropic``, ...).
+        items: The provider's own JSON objects, in the provider's order.
+    """
+
+    provider: str
+    items: tuple[dict[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "items": [dict(item) for item in self.items]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProviderItems:
+        return cls(provider=str(data["provider"]), items=tuple(dict(i) for i in data["items"]))
 
 
 @dataclass(frozen=True)
@@ -47,13 +91,15 @@ class Message:
     """One entry of a session's transcript.
 
     Positional order follows the common ``Message(role, content)`` spelling; ``tool_calls`` is set
-    on assistant messages that call tools and ``tool_call_id`` on the tool results answering them.
+    on assistant messages that call tools and ``tool_call_id`` on the tool results answering them;
+    ``provider`` on assistant messages whose provider needs items of its reply sent back.
     """
 
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    provider: ProviderItems | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -62,20 +108,31 @@ class Message:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored shape, in the lowest format that holds it: a message with nothing of version
+        2 is written as version 1 (no ``"v"``), so a plain transcript costs no more bytes and an
+        older reader still reads it."""
         data: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
             data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
             data["tool_call_id"] = self.tool_call_id
+        if self.provider is not None:
+            data["provider"] = self.provider.to_dict()
+        if self.provider is not None or any(c.raw_arguments is not None for c in self.tool_calls):
+            data["v"] = MESSAGE_FORMAT
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
+        """Read any stored version; refuse a newer one (``ValueError``)."""
+        _check_format(data)
+        provider = data.get("provider")
         return cls(
             data["role"],
             str(data.get("content") or ""),
             tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
             data.get("tool_call_id"),
+            None if provider is None else ProviderItems.from_dict(provider),
         )
 
     @classmethod
@@ -86,14 +143,55 @@ class Message:
         transcript of thousands of messages is read back on every turn, and re-validating each
         one tripled the cost of reading it.
         """
+        _check_format(data)
         message = object.__new__(cls)
         calls = data.get("tool_calls")
+        provider = data.get("provider")
         object.__setattr__(message, "role", data["role"])
         object.__setattr__(message, "content", data["content"])
         object.__setattr__(message, "tool_calls",
                            tuple(ToolCall.from_dict(c) for c in calls) if calls else ())
         object.__setattr__(message, "tool_call_id", data.get("tool_call_id"))
+        object.__setattr__(message, "provider",
+                           None if provider is None else ProviderItems.from_dict(provider))
         return message
+
+
+def _check_format(data: dict[str, Any]) -> None:
+    version = data.get("v", 1)
+    if not isinstance(version, int) or not 1 <= version <= MESSAGE_FORMAT:
+        raise ValueError(f"message format {version!r}; this symfonic reads 1..{MESSAGE_FORMAT}: "
+                         "upgrade symfonic")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Tokens one model call (or a sum of them) consumed, as the provider counted them.
+
+    Attributes:
+        cached_tokens: Input tokens served from the provider's prompt cache (part of input).
+        reasoning_tokens: Output tokens spent on hidden reasoning (part of output).
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(input_tokens=self.input_tokens + other.input_tokens,
+                     output_tokens=self.output_tokens + other.output_tokens,
+                     cached_tokens=self.cached_tokens + other.cached_tokens,
+                     reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cached_tokens": self.cached_tokens, "reasoning_tokens": self.reasoning_tokens}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(**{name: int(data.get(name, 0)) for name in (
+            "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,10 +199,19 @@ class ModelReply:
     """What a model answers for one round: text, tool calls, or both.
 
     A reply without tool calls ends the turn with ``text`` as its output.
+
+    Attributes:
+        usage: What the call consumed, when the model reports it.
+        provider: Items of the reply the provider needs back unchanged; stored on the message.
+        finish_reason: Why the model stopped, in the provider's words (``stop``, ``tool_calls``,
+            ``max_tokens``...), for the record.
     """
 
     text: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    provider: ProviderItems | None = None
+    finish_reason: str | None = None
 
 
 @dataclass(frozen=True)

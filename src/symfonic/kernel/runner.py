@@ -15,6 +15,7 @@ from symfonic.errors import SymfonicError
 from symfonic.kernel.events import (
     Completed,
     Failed,
+    ModelCallCompleted,
     Paused,
     RunEvent,
     RunStarted,
@@ -23,8 +24,8 @@ from symfonic.kernel.events import (
     ToolCallRequested,
 )
 from symfonic.kernel.interrupts import InvocationPaused
-from symfonic.kernel.messages import Message, ModelReply, TextChunk, ToolCall
-from symfonic.kernel.model import Model, ModelProtocolError
+from symfonic.kernel.messages import Message, ModelReply, TextChunk, ToolCall, Usage
+from symfonic.kernel.model import Model, ModelProtocolError, OutputInvalid, OutputSpec
 from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import (
     AnsweredCall,
@@ -50,10 +51,12 @@ class RoundResume:
     Attributes:
         round: Every call of the paused round, in the model's order.
         resolved: The decisions made so far: the person's answer, approvals, earlier answers.
+        usage: Tokens the turn consumed before the pause.
     """
 
     round: tuple[ToolCall, ...]
     resolved: Mapping[str, Resolution] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
 
 class InvocationRunner:
@@ -70,9 +73,15 @@ class InvocationRunner:
         resume: RoundResume | None = None,
         max_rounds: int = 16,
         preamble: Sequence[Message] = (),
+        output: OutputSpec | None = None,
     ) -> None:
-        """``preamble`` (the instructions) is shown to the model every round and never stored."""
+        """``preamble`` (the instructions) is shown to the model every round and never stored.
+        ``output``: the final answer must parse into it; one wrong answer is sent back to the
+        model to correct, a second fails the run with :class:`OutputInvalid`."""
         self._model = model
+        self._output = output
+        self._corrections = 1
+        self._usage = resume.usage if resume is not None else Usage()
         self._preamble = tuple(preamble)
         self._plan = plan
         self._request = request
@@ -92,6 +101,11 @@ class InvocationRunner:
         return tuple(self._messages[self._stored:])
 
     @property
+    def usage(self) -> Usage:
+        """Tokens the turn consumed so far, earlier segments included."""
+        return self._usage
+
+    @property
     def transcript_position(self) -> int:
         """How many of the session's messages were stored before this run."""
         return self._stored
@@ -104,11 +118,11 @@ class InvocationRunner:
             async for event in self._rounds():
                 yield event
         except InvocationPaused as paused:
-            yield Paused(run_id=run_id, interrupt=paused.interrupt)
+            yield Paused(run_id=run_id, interrupt=paused.interrupt, usage=self._usage)
         except Exception as error:  # every failure becomes the one Failed terminal, logged
             logger.warning("run %s failed: %r", run_id, error, exc_info=error)
             yield Failed(run_id=run_id, error=str(error) or type(error).__name__,
-                         error_type=type(error).__name__)
+                         error_type=type(error).__name__, usage=self._usage)
 
     async def _rounds(self) -> AsyncIterator[RunEvent]:
         run_id = self._request.run_id
@@ -124,21 +138,33 @@ class InvocationRunner:
                         f"the model was still calling tools after {self._max_rounds} rounds")
                 rounds += 1
                 reply: ModelReply | None = None
-                async for item in self._model.stream((*self._preamble, *self._messages),
-                                                     self._schemas):
+                # ``output`` only when there is one: a model written before structured output
+                # (``stream(messages, tools)``) keeps working for agents that do not use it.
+                shown = (*self._preamble, *self._messages)
+                stream = (self._model.stream(shown, self._schemas) if self._output is None
+                          else self._model.stream(shown, self._schemas, output=self._output))
+                async for item in stream:
                     if isinstance(item, TextChunk):
                         yield TextDelta(run_id=run_id, text=item.text)
                     else:
                         reply = item
                 if reply is None:
                     raise ModelProtocolError("the model's stream ended without a reply")
+                if reply.usage is not None:
+                    self._usage += reply.usage
+                yield ModelCallCompleted(run_id=run_id, usage=reply.usage or Usage(),
+                                         finish_reason=reply.finish_reason)
                 calls = tuple(reply.tool_calls)
                 if len({call.id for call in calls}) != len(calls):
                     raise ModelProtocolError("the model used one tool call id twice in a round")
-                self._messages.append(Message("assistant", reply.text or "", calls))
+                self._messages.append(Message("assistant", reply.text or "", calls,
+                                              provider=reply.provider))
                 if not calls:
-                    yield Completed(run_id=run_id, output=reply.text or "")
-                    return
+                    finished = self._final(reply.text or "")
+                    if finished is not None:
+                        yield finished
+                        return
+                    continue
                 for call in calls:
                     yield ToolCallRequested(run_id=run_id, call=call)
                 resolved = {}
@@ -149,6 +175,7 @@ class InvocationRunner:
                 resolved=resolved,
                 transcript_position=self._stored,
                 unsaved=self.unsaved,
+                usage=self._usage,
             )
             results = await run_stages(self._plan.stages, context)
             notes = tuple(result.reason for result in results if not result.changed)
@@ -158,12 +185,37 @@ class InvocationRunner:
                 yield ToolCallCompleted(run_id=run_id, call_id=call.id, name=call.name,
                                         result=content, is_error=is_error)
 
+    def _final(self, text: str) -> Completed | None:
+        """The run's end for a reply without tool calls; None when the model must correct it.
+
+        Raises:
+            OutputInvalid: the answer failed the output type a second time.
+        """
+        run_id = self._request.run_id
+        if self._output is None:
+            return Completed(run_id=run_id, output=text, usage=self._usage)
+        try:
+            value = self._output.parse(text)
+        except ValueError as invalid:
+            if self._corrections == 0:
+                raise OutputInvalid(f"the final answer does not fit {self._output.name}: {invalid}",
+                                    output=text) from None
+            self._corrections -= 1
+            self._messages.append(Message("user", (
+                f"Your answer does not fit the required {self._output.name} schema: {invalid}. "
+                "Answer again with only the JSON value, matching the schema exactly.")))
+            return None
+        return Completed(run_id=run_id, output=text, value=value, usage=self._usage)
+
     async def _settle(
         self, call: ToolCall, resolution: Resolution | None, notes: tuple[str, ...]
     ) -> tuple[str, bool]:
         """The result the model reads for ``call``; errors are explained, never raised."""
         if isinstance(resolution, AnsweredCall):
             return resolution.content, resolution.is_error
+        if call.raw_arguments is not None:
+            return (f"Error: the arguments for {call.name!r} are not a JSON object, so the call "
+                    f"did not run. Write them again as JSON matching the tool's schema."), True
         tool = self._plan.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._plan.tools)) or "none"

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from symfonic.kernel.messages import Message, ToolCall
+from symfonic.kernel.messages import Message, ToolCall, Usage
 from symfonic.kernel.scope import Scope
 
 T = TypeVar("T")
@@ -72,6 +72,8 @@ class StageContext:
         resolved: Decisions already made for calls of this round (answers applied on resume).
         transcript_position: How many messages of the session are already in durable storage.
         unsaved: Messages of this turn not yet written anywhere; a pause writes them.
+        usage: Tokens the turn consumed so far; a pause stores them so the finished turn's
+            total includes the rounds before it.
     """
 
     request: TurnRequest
@@ -80,6 +82,7 @@ class StageContext:
     resolved: Mapping[str, Resolution] = field(default_factory=dict)
     transcript_position: int = 0
     unsaved: tuple[Message, ...] = ()
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True, kw_only=True)

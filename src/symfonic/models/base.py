@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
+from symfonic.kernel.model import OutputSpec
 from symfonic.kernel.tooling import ToolSchema
 
 __all__ = ["CompleteOnlyModel"]
@@ -25,8 +26,11 @@ class CompleteOnlyModel(ABC):
         """Answer one round."""
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], *,
+        output: OutputSpec | None = None,
     ) -> AsyncIterator[StreamItem]:
+        """The reply of :meth:`complete`, its text as one chunk; ``output`` is not passed on:
+        the answer is parsed against it after the reply, whatever the model was told."""
         reply = await self.complete(messages, tools)
         if reply.text:
             yield TextChunk(reply.text)

@@ -25,7 +25,7 @@ from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
-from symfonic.platform.continuation import AgentNotServed, UnknownPauseToken
+from symfonic.platform.continuation import AgentNotServed
 from symfonic.platform.resuming import LedgerContinuation
 from symfonic.platform.tickets import LedgerTicket, claims_of, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
@@ -165,12 +165,8 @@ class Host:
             UnknownPauseToken: the token is bad (by subclass) or names no recorded pause.
         """
         store = await self.store()
-        claims = self.continuation.verify(token)
-        if await store.revoke(claims.jti, self._clock()):
-            return True
-        if await store.get(claims.jti) is None:
-            raise UnknownPauseToken(f"no pause {claims.jti} is recorded on this host")
-        return False
+        record = await self.continuation.recorded(token)  # checked against the token, as resume is
+        return await store.revoke(record.jti, self._clock())
 
     async def sweep_expired(self) -> int:
         """Mark pauses past their expiry as ``expired``; returns how many."""

@@ -101,11 +101,22 @@ class LedgerContinuation:
         Raises:
             UnknownPauseToken: as :meth:`verify`; ``PauseExpired.scope`` still names the scope.
         """
+        return self._verified(token)[1]
+
+    def _verified(self, token: str) -> tuple[PauseClaims, Scope]:
         claims = self.verify(token)
         scope = _scope_or_none(claims.scope)
         if scope is None:
             raise MalformedPauseToken(f"token {claims.jti} carries no valid scope")
-        return scope
+        return claims, scope
+
+    async def recorded(self, token: str) -> PauseRecord:
+        """The ledger row ``token`` names, checked against the token's signed claims.
+
+        Raises:
+            UnknownPauseToken: a bad token, no such row, or a row the token contradicts.
+        """
+        return await self._record(await self._store(), self.verify(token))
 
     async def ticket(self, token: str) -> LedgerTicket:
         claims = self.verify(token)
@@ -136,8 +147,7 @@ class LedgerContinuation:
         the pause is claimed and the events must be consumed: a stream abandoned half-way leaves
         the pause ``claimed`` and its turn unfinished, never run twice.
         """
-        claims = self.verify(token)
-        scope = Scope.from_claim(claims.scope)
+        claims, scope = self._verified(token)
         agent = self._agent_for(claims.pin.partition("@")[0], scope)
         if not agent.spec.accepts_pin(claims.pin):
             raise IncompatibleDefinition(claims.pin, agent.spec.pin)
@@ -168,12 +178,14 @@ class LedgerContinuation:
             # Claimed, and nothing ran: say so rather than leave the pause claimed forever.
             await self._fail(store, claims.jti, "", f"the history could not be read: {history}")
             raise history
-        resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision})
+        resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision},
+                             usage=state.usage)
 
         async def record_outcome(terminal: RunEvent, runner: InvocationRunner) -> None:
             if isinstance(terminal, Completed):
                 finish = Finish(jti=claims.jti, status="completed", finished_at=self._clock(),
-                                outcome={"output": terminal.output, "run_id": terminal.run_id})
+                                outcome={"output": terminal.output, "run_id": terminal.run_id,
+                                         "usage": terminal.usage.to_dict()})
                 tail = TranscriptTail(scope=scope, session_id=state.session_id,
                                       start=runner.transcript_position, messages=runner.unsaved)
                 await self._record_completion(store, finish, tail)

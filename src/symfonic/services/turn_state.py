@@ -11,6 +11,7 @@ states loadable.
 
 Versions:
     1: position, round, resolved decisions, paused call.
+    2: adds ``usage``, the tokens the turn consumed before the pause (0 when read from 1).
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from symfonic.kernel.messages import ToolCall
+from symfonic.kernel.messages import ToolCall, Usage
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
 from symfonic.services.conversation import StoredFormatError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class TurnStateFormatError(StoredFormatError):
@@ -40,6 +41,7 @@ class TurnState:
         round: Every call of the paused round, in the model's order; none of them ran.
         resolved: Decisions made for calls of the round before this pause (an earlier answer).
         paused_call_id: The call this pause waits on.
+        usage: Tokens the turn consumed before the pause, carried into the resumed run's total.
     """
 
     checkpoint_id: str
@@ -52,6 +54,7 @@ class TurnState:
     round: tuple[ToolCall, ...]
     paused_call_id: str
     resolved: dict[str, Resolution] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class TurnState:
             "round": [call.to_dict() for call in self.round],
             "paused_call_id": self.paused_call_id,
             "resolved": {cid: resolution_to_dict(r) for cid, r in self.resolved.items()},
+            "usage": self.usage.to_dict(),
         }
 
     @classmethod
@@ -86,6 +90,7 @@ class TurnState:
                 round=tuple(ToolCall.from_dict(c) for c in data["round"]),
                 paused_call_id=str(data["paused_call_id"]),
                 resolved={cid: resolution_from_dict(r) for cid, r in data["resolved"].items()},
+                usage=Usage.from_dict(data["usage"]) if version >= 2 else Usage(),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as damaged:
             raise TurnStateFormatError(f"damaged turn state: {damaged!r}") from damaged

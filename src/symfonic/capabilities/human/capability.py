@@ -139,7 +139,8 @@ class HumanInteractionCapability:
             checkpoint_id=claims.checkpoint, scope=scope, session_id=claims.session,
             thread_id=claims.thread, run_id=claims.run, root_run_id=claims.root_run,
             transcript_position=draft.transcript_position + len(draft.unsaved),
-            round=draft.round, paused_call_id=claims.tool_call_id, resolved=draft.resolved)
+            round=draft.round, paused_call_id=claims.tool_call_id, resolved=draft.resolved,
+            usage=draft.usage)
         record = PauseRecord(
             jti=claims.jti, scope=scope, run_id=claims.run, root_run_id=claims.root_run,
             session_id=claims.session, thread_id=claims.thread, checkpoint_id=claims.checkpoint,

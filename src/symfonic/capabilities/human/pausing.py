@@ -21,13 +21,13 @@ Two declines, neither of which ends the turn:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic.capabilities.human.errors import HumanInteractionError
 from symfonic.capabilities.human.typed_interrupts import ASK_USER
 from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
-from symfonic.kernel.messages import Message, ToolCall
+from symfonic.kernel.messages import Message, ToolCall, Usage
 from symfonic.kernel.stages import Resolution, StageContext, StageResult, no_change
 
 
@@ -64,12 +64,14 @@ class TurnDraft:
         resolved: Decisions already made for calls of the round (an earlier answer on resume).
         transcript_position: Messages of the session already stored.
         unsaved: Messages of this turn to store with the pause.
+        usage: Tokens the turn consumed so far.
     """
 
     round: tuple[ToolCall, ...]
     resolved: dict[str, Resolution]
     transcript_position: int
     unsaved: tuple[Message, ...]
+    usage: Usage = field(default_factory=Usage)
 
 
 def pause_handler(
@@ -145,4 +147,5 @@ def _turn_state(context: Any, requests: Sequence[Any]) -> TurnDraft:
         resolved=dict(getattr(context, "resolved", {}) or {}),
         transcript_position=int(getattr(context, "transcript_position", 0)),
         unsaved=tuple(getattr(context, "unsaved", ())),
+        usage=getattr(context, "usage", None) or Usage(),
     )

@@ -17,6 +17,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -27,6 +28,10 @@ from symfonic.errors import SymfonicError
 
 MAX_TOKEN_BYTES = 4096
 """Tokens longer than this are refused unread: real ones are well under 1 KiB."""
+MAX_HEADER_CHARS = 256
+"""Our header is ``{"alg","kid","typ"}``, about 80 characters encoded; anything far longer is not
+ours, and is refused before it is parsed (a deeply nested one would exhaust the parser's stack)."""
+_SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
 _ALGORITHM = "HS256"
 _REQUIRED = ("jti", "scope", "run", "root_run", "session", "thread", "checkpoint", "name",
              "tool_call_id", "pin", "iat", "exp")
@@ -101,6 +106,7 @@ class TokenKeys:
         """
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_BYTES:
             raise TokenRejected("malformed", "not a pause token (empty, not text, or oversize)")
+        _check_canonical(token)
         header = _header_of(token)
         kid = header.get("kid")
         if header.get("alg") != _ALGORITHM or not isinstance(kid, str):
@@ -116,10 +122,31 @@ class TokenKeys:
             raise TokenRejected("forged", "the token's signature does not verify") from None
         except jwt.PyJWTError as error:
             raise TokenRejected("malformed", f"not a pause token: {error}") from None
+        except RecursionError:  # a signed payload nested past the parser's stack
+            raise TokenRejected("malformed", "not a pause token: unreadable claims") from None
         claims = _claims_of(payload)
         if claims.exp <= now:
             raise TokenRejected("expired", "the pause expired", claims)
         return claims
+
+
+def _check_canonical(token: str) -> None:
+    """Accept only the one encoding we mint: three unpadded base64url segments, each exactly as
+    its bytes encode. Decoders forgive padding and stray trailing bits, so without this check
+    ``token + "="`` (and other spellings) would verify as the same token, and a token would have
+    many names: bad for logs, caches and anything that compares tokens as strings."""
+    segments = token.split(".")
+    if len(segments) != 3 or not all(_SEGMENT.match(s) for s in segments):
+        raise TokenRejected("malformed", "not a pause token: not three base64url segments")
+    if len(segments[0]) > MAX_HEADER_CHARS:
+        raise TokenRejected("malformed", "not a pause token: oversize header")
+    for segment in segments:
+        try:
+            raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        except (ValueError, binascii.Error):
+            raise TokenRejected("malformed", "not a pause token: bad base64url") from None
+        if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() != segment:
+            raise TokenRejected("malformed", "not a pause token: not canonically encoded")
 
 
 def _header_of(token: str) -> dict[str, Any]:
@@ -127,7 +154,7 @@ def _header_of(token: str) -> dict[str, Any]:
     segment = token.partition(".")[0]
     try:
         header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
-    except (ValueError, binascii.Error):
+    except (ValueError, binascii.Error, RecursionError):
         raise TokenRejected("malformed", "not a pause token: unreadable header") from None
     if not isinstance(header, dict):
         raise TokenRejected("malformed", "not a pause token: unreadable header")
@@ -143,7 +170,10 @@ def _claims_of(payload: dict[str, Any]) -> PauseClaims:
              claims.checkpoint, claims.name, claims.tool_call_id, claims.pin]
     if not all(isinstance(t, str) for t in texts) or not isinstance(claims.scope, dict):
         raise TokenRejected("malformed", "claims of the wrong type")
-    if not isinstance(claims.exp, int) or not isinstance(claims.iat, int):
+    if not isinstance(claims.scope.get("tenant"), str):
+        raise TokenRejected("malformed", "the scope claim names no tenant")
+    numbers = (claims.exp, claims.iat)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
         raise TokenRejected("malformed", "claims of the wrong type")
     return claims
 

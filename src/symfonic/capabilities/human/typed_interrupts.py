@@ -12,6 +12,7 @@ transports treat them alike:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
@@ -41,8 +42,9 @@ class AskUserQuestion(BaseModel):
 class ApprovalAnswer(BaseModel):
     """A person's decision on a tool call that waits for approval."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     approved: bool
+    """A JSON boolean only: ``"yes"``, ``"1"`` or ``1`` must not approve a refund."""
     reason: str | None = Field(default=None, description="Why it was rejected (shown to the model).")
     arguments: dict[str, Any] | None = Field(
         default=None, description="Edited arguments to run the tool with instead.")
@@ -123,12 +125,26 @@ class InteractionSpec:
                 if not text.strip():
                     raise AnswerInvalid("the answer is empty")
                 return text
+            # JSON-mode strict validation: what a person sends is JSON, so a date may be a string,
+            # but a number may not be a string, nor a boolean a number; NaN and infinities are
+            # refused before validation, since strict JSON has neither.
+            document = _json_of(answer)
             if self.purpose == "approval":
-                return ApprovalAnswer.model_validate(answer)
+                return ApprovalAnswer.model_validate_json(document)
             assert self.interrupt is not None
-            return self.interrupt.answer.model_validate(answer)
+            return self.interrupt.answer.model_validate_json(document, strict=True)
         except ValidationError as invalid:
             raise AnswerInvalid(_describe(invalid), _errors(invalid)) from None
+
+
+def _json_of(answer: Any) -> str:
+    try:
+        return json.dumps(answer, allow_nan=False)
+    except ValueError:
+        raise AnswerInvalid("the answer holds NaN or an infinity, which JSON has not",
+                            [{"loc": [], "msg": "NaN and infinities are not allowed"}]) from None
+    except TypeError as unserialisable:
+        raise AnswerInvalid(f"the answer is not JSON: {unserialisable}") from None
 
 
 def ask_user_spec(ttl: timedelta) -> InteractionSpec:

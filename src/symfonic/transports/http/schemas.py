@@ -64,9 +64,15 @@ class Outcome(BaseModel):
     run_id: str
     session_id: str
     output: str | None = None
+    value: Any = Field(default=None, description="The answer parsed into the agent's output type, "
+                                                 "as JSON; null when the agent has none.")
     interrupt: Interrupt | None = Field(default=None, description="Set when status is paused.")
     error: str | None = None
-    error_type: str | None = None
+    error_type: str | None = Field(default=None, description="The error's class, e.g. "
+                                   "ModelRateLimited, ModelUnavailable, OutputInvalid.")
+    usage: dict[str, int] = Field(default_factory=dict, description="Tokens the whole turn "
+                                  "consumed: input_tokens, output_tokens, cached_tokens, "
+                                  "reasoning_tokens.")
 
 
 class Ticket(BaseModel):
@@ -133,9 +139,12 @@ def interrupt_body(interrupt: PendingInterrupt, base: str) -> Interrupt:
 
 def outcome_body(outcome: RunOutcome, base: str) -> dict[str, Any]:
     interrupt = None if outcome.interrupt is None else interrupt_body(outcome.interrupt, base)
+    value = outcome.value.model_dump(mode="json") if isinstance(outcome.value, BaseModel) else (
+        outcome.value)
     return Outcome(status=outcome.status, run_id=outcome.run_id, session_id=outcome.session_id,
-                   output=outcome.output, interrupt=interrupt, error=outcome.error,
-                   error_type=outcome.error_type).model_dump(mode="json")
+                   output=outcome.output, value=value, interrupt=interrupt, error=outcome.error,
+                   error_type=outcome.error_type, usage=outcome.usage.to_dict()
+                   ).model_dump(mode="json")
 
 
 def ticket_model(ticket: LedgerTicket, base: str) -> Ticket:
