@@ -58,6 +58,14 @@ the start of each operation, keeps the server from recycling the WAL before it i
 Full-page images make PostgreSQL bytes vary with the server's checkpoint timing, which is why
 medians are reported.
 
+**What a resume commits.** The claim (one commit) and the outcome with the turn's messages (one
+commit), plus one commit per tool call that runs during the resumed turn: each tool's result is
+stored as the tool completes, so a resumer killed after a refund never loses the fact that it ran
+(recovery reads it back instead of running the refund again). This workload's resume answers an
+`ask_user` question and runs no tool, so it makes 2; an approval whose tool then runs makes 3.
+Lease renewals add one small commit per third of the lease (30 s by default) while a turn runs
+longer than that.
+
 **Floor.** SQLite: `BEGIN IMMEDIATE; INSERT` of one small row; `COMMIT` in WAL mode with
 `synchronous=FULL` (symfonic's store default) on a file in the same directory. PostgreSQL: one
 autocommit `INSERT` of a small row (`synchronous_commit=on`). Floor samples are taken between the

@@ -103,3 +103,25 @@ def test_api_keys_are_made_listed_and_removed(workdir: Path) -> None:
     assert "tenant=acme" not in symfonic(workdir, "keys", "list").stdout
     refused = symfonic(workdir, "keys", "add", "--tenant", "acme", "--permission", "root", check=False)
     assert refused.returncode == 2 and "unknown permissions" in refused.stderr
+
+
+def test_an_interrupted_pause_is_listed_and_recovered_once(workdir: Path) -> None:
+    token = token_in(symfonic(workdir, "run", "refund order 42", "--tenant", "acme").stdout)
+    refused = symfonic(workdir, "pauses", "recover", token, check=False)
+    assert refused.returncode == 2 and "RecoveryRefused" in refused.stdout
+    # A resumer that claimed the pause and died before running anything: its lease lapsed.
+    import sqlite3
+
+    with sqlite3.connect(workdir / ".symfonic" / "symfonic.db") as db:
+        db.execute("UPDATE symfonic_pauses SET status = 'claimed', claimed_at = 1, "
+                   "lease_expires_at = 2, decision = ? ",
+                   ('{"kind": "approved", "call_id": "refund-42", '
+                    '"arguments": {"order_id": 42, "amount": 59.9}}',))
+    assert "no outstanding pauses" in symfonic(workdir, "pauses", "list", "--tenant", "acme").stdout
+    listed = symfonic(workdir, "pauses", "list", "--tenant", "acme", "--status", "interrupted")
+    assert token_in(listed.stdout) == token
+    recovered = symfonic(workdir, "pauses", "recover", token)
+    assert "completed" in recovered.stdout and "interrupted" in recovered.stdout
+    assert refunds(workdir) == 0  # it may or may not have run: reported, never run again
+    again = symfonic(workdir, "pauses", "recover", token, check=False)
+    assert again.returncode == 2 and "PauseAlreadyResumed" in again.stdout

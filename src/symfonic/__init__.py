@@ -34,9 +34,9 @@ from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
 from symfonic.kernel.messages import Message, ModelReply, ToolCall, Usage
 from symfonic.kernel.model import Model, ModelError, ModelProtocolError, OutputInvalid
 from symfonic.kernel.plan import DuplicateToolName
-from symfonic.kernel.runner import RoundLimitExceeded
+from symfonic.kernel.runner import RoundLimitExceeded, TurnTimedOut
 from symfonic.kernel.scope import Scope
-from symfonic.kernel.tooling import ToolArgumentsInvalid
+from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolTimedOut
 from symfonic.models.errors import (
     ModelAuthFailed,
     ModelRateLimited,
@@ -47,20 +47,28 @@ from symfonic.models.errors import (
 from symfonic.models.scripted import ScriptExhausted
 from symfonic.platform.continuation import (
     AgentNotServed,
+    ClaimLost,
     ContinuationService,
     ContinuationUnavailable,
     ForgedPauseToken,
     IncompatibleDefinition,
     MalformedPauseToken,
+    OutcomeUnknown,
     PauseAlreadyResumed,
     PauseExpired,
     PauseRevoked,
     PauseTicket,
+    RecoveryRefused,
     UnknownPauseToken,
     UnknownSigningKey,
 )
 from symfonic.platform.host import Host
-from symfonic.services.conversation import StoredFormatError, StoreError, TranscriptConflict
+from symfonic.services.conversation import (
+    StoredFormatError,
+    StoreError,
+    StoreUnavailable,
+    TranscriptConflict,
+)
 from symfonic.services.turn_state import TurnStateFormatError
 from symfonic.tools import tool
 
@@ -70,6 +78,7 @@ __all__ = [
     "AgentNotServed",
     "AgentSpec",
     "AnswerInvalid",
+    "ClaimLost",
     "Completed",
     "ContinuationService",
     "ContinuationUnavailable",
@@ -93,6 +102,7 @@ __all__ = [
     "ModelRateLimited",
     "ModelRejected",
     "ModelUnavailable",
+    "OutcomeUnknown",
     "OutputInvalid",
     "ModelReply",
     "NoCheckpointAvailable",
@@ -103,6 +113,7 @@ __all__ = [
     "Paused",
     "PendingInterrupt",
     "ProviderError",
+    "RecoveryRefused",
     "RoundLimitExceeded",
     "RunEvent",
     "RunOutcome",
@@ -111,15 +122,18 @@ __all__ = [
     "ScriptExhausted",
     "SessionAwaitingAnswer",
     "StoreError",
+    "StoreUnavailable",
     "StoredFormatError",
     "SymfonicError",
     "TextDelta",
     "TokenRejected",
     "ToolArgumentsInvalid",
+    "ToolTimedOut",
     "ToolCall",
     "ToolCallCompleted",
     "ToolCallRequested",
     "TranscriptConflict",
+    "TurnTimedOut",
     "TurnStateFormatError",
     "UnknownPauseToken",
     "UnknownSigningKey",

@@ -58,6 +58,9 @@ class AgentSpec:
     tools: Sequence[Tool] = ()
     capabilities: Sequence[Capability] = ()
     max_rounds: int = 16
+    turn_timeout: float | None = None
+    """Seconds a turn segment (a run, or a resume up to its end or next pause) may take; past it
+    the run fails with ``TurnTimedOut``. None: no limit."""
     version: str = ""
     compatible_with: Sequence[str] = ()
 
@@ -249,16 +252,18 @@ class PreparedTurn:
         self._plan = plan
 
     def events(self, history: Sequence[Message], new_input: Sequence[Message], *,
-               finalize: Finalizer, resume: RoundResume | None = None) -> AsyncIterator[RunEvent]:
+               finalize: Finalizer, resume: RoundResume | None = None,
+               progress: Finalizer | None = None) -> AsyncIterator[RunEvent]:
         """The run's events; ``finalize`` stores the turn before its terminal event is yielded,
-        so a caller that sees ``Completed`` can rely on the turn being stored."""
+        so a caller that sees ``Completed`` can rely on the turn being stored. ``progress`` sees
+        every other event before it is yielded (a claimed turn stores each tool's result there)."""
         spec = self._agent.spec
         system = [Message("system", spec.instructions)] if spec.instructions else []
         runner = InvocationRunner(model=spec.resolved_model, plan=self._plan,
                                   request=self._request, history=history, new_input=new_input,
                                   resume=resume, max_rounds=spec.max_rounds, preamble=system,
-                                  output=spec.output)
-        return _finalized(runner, finalize, self._agent._runtime.published)
+                                  output=spec.output, timeout=spec.turn_timeout)
+        return _finalized(runner, finalize, self._agent._runtime.published, progress)
 
 
 def prepare_turn(agent: Agent, request: TurnRequest,
@@ -276,10 +281,13 @@ def prepare_turn(agent: Agent, request: TurnRequest,
 
 
 async def _finalized(runner: InvocationRunner, finalize: Finalizer,
-                     publish: Callable[[RunEvent], None]) -> AsyncIterator[RunEvent]:
+                     publish: Callable[[RunEvent], None],
+                     progress: Finalizer | None = None) -> AsyncIterator[RunEvent]:
     """Yield the run's events; persist before the terminal event is shown to anyone."""
     async for event in runner.events():
         shown = event
+        if progress is not None and not isinstance(event, Completed | Failed | Paused):
+            await progress(event, runner)
         if isinstance(event, Completed | Failed | Paused):
             try:
                 await finalize(event, runner)

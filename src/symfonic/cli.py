@@ -28,8 +28,15 @@ from rich.console import Console
 
 from symfonic.agent import RunOutcome
 from symfonic.kernel.scope import Scope
-from symfonic.platform.continuation import AnswerInvalid, UnknownPauseToken
+from symfonic.platform.continuation import (
+    AnswerInvalid,
+    OutcomeUnknown,
+    RecoveryRefused,
+    UnknownPauseToken,
+)
 from symfonic.platform.host import SECRET_VARIABLE, Host
+from symfonic.platform.tickets import LedgerTicket
+from symfonic.services.ledger import Listing
 
 T = TypeVar("T")
 app = typer.Typer(help="symfonic: agents whose turns can stop to ask a person.", no_args_is_help=True)
@@ -149,13 +156,22 @@ def _print_outcome(outcome: RunOutcome, *, first: bool = False) -> None:
 
 
 @pauses_app.command("list")
-def pauses_list(tenant: TenantOption = "demo", url: UrlOption = None) -> None:
-    """The tenant's outstanding pauses, oldest first."""
+def pauses_list(tenant: TenantOption = "demo", url: UrlOption = None,
+                status: Annotated[Listing, typer.Option(
+                    help="outstanding (answerable) or interrupted (their resumer died: "
+                         "continue each with 'symfonic pauses recover').")] = "outstanding",
+                ) -> None:
+    """The tenant's outstanding (or interrupted) pauses, oldest first."""
 
     async def work(host: Host) -> None:
-        tickets = await host.pauses(Scope(tenant=tenant))
+        await host.sweep_expired()
+        tickets: list[LedgerTicket] = []
+        after: str | None = None
+        while page := await host.pauses(Scope(tenant=tenant), status=status, after=after):
+            tickets += page
+            after = page[-1].cursor
         if not tickets:
-            console.print(f"no outstanding pauses for tenant {tenant!r}")
+            console.print(f"no {status} pauses for tenant {tenant!r}")
         for ticket in tickets:
             issued = datetime.fromtimestamp(ticket.issued_at, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
             console.print(f"[bold]{ticket.name}[/]  session={ticket.session_id}  issued={issued}Z  "
@@ -178,6 +194,16 @@ def pauses_show(token: str, url: UrlOption = None) -> None:
             "outcome": ticket.outcome}))
 
     _refusing(lambda: _run(work, url))
+
+
+@pauses_app.command("recover")
+def pauses_recover(token: str, url: UrlOption = None) -> None:
+    """Continue the interrupted turn of TOKEN once, from its last durable point."""
+
+    async def work(host: Host) -> RunOutcome:
+        return await host.recover(token)
+
+    _print_outcome(_refusing(lambda: _run(work, url)))
 
 
 @pauses_app.command("revoke")
@@ -268,6 +294,9 @@ def _refusing(work: Callable[[], T]) -> T:
         raise typer.Exit(2) from None
     except AnswerInvalid as invalid:
         console.print(f"[red]invalid answer[/]: {invalid}")
+        raise typer.Exit(2) from None
+    except (RecoveryRefused, OutcomeUnknown) as refused:
+        console.print(f"[red]{type(refused).__name__}[/]: {refused}")
         raise typer.Exit(2) from None
 
 

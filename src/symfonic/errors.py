@@ -25,6 +25,9 @@ stops a run for a person and is never seen outside it.
     ├── ContinuationUnavailable(RuntimeError) this host cannot continue turns
     │   └── AgentNotServed                    the agent is not registered on this host
     ├── IncompatibleDefinition(RuntimeError)  the agent changed since it paused, and refuses the pause
+    ├── OutcomeUnknown(RuntimeError)          the answer was applied; the outcome could not be stored
+    ├── ClaimLost(RuntimeError)               the resumer's lease lapsed mid-turn; it stopped
+    ├── RecoveryRefused(RuntimeError)         only an interrupted turn can be recovered
     ├── AnswerInvalid(ValueError)             a person's answer fails the pause's schema; nothing claimed
     ├── SessionAwaitingAnswer(RuntimeError)   a new turn on a session whose turn is paused
     ├── HumanInteractionError(ValueError)     the model asked wrongly; the pause stage declines
@@ -33,6 +36,7 @@ stops a run for a person and is never seen outside it.
     ├── TokenRejected(ValueError)             offline token verification failed (mapped by the host)
     ├── StoreError(RuntimeError)              a store failed; the driver's exception is chained
     │   ├── TranscriptConflict                another writer took the session's position
+    │   ├── StoreUnavailable                  the store could not be reached within its timeout
     │   └── StoredFormatError                 stored data is newer than this code, or damaged
     │       └── TurnStateFormatError          a stored turn state, specifically
     ├── ModelError(RuntimeError)              the model could not answer; the run fails with it
@@ -45,6 +49,8 @@ stops a run for a person and is never seen outside it.
     │   │   └── ModelAuthFailed               401/403: a missing or wrong key
     │   └── ScriptExhausted                   a scripted model ran out of replies
     ├── ToolArgumentsInvalid(ValueError)      the model's arguments fail the tool's schema
+    ├── ToolTimedOut(TimeoutError)            a tool ran past its timeout (a tool error for the model)
+    ├── TurnTimedOut(TimeoutError)            a turn ran past the agent's turn_timeout
     ├── DuplicateToolName(ValueError)         two tools of one plan share a name
     ├── RoundLimitExceeded(RuntimeError)      the model kept calling tools past the round limit
     ├── Refusal                               (HTTP) a request refused with a status and a problem body

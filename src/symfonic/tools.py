@@ -12,21 +12,52 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema
+from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema, ToolTimedOut
 
 ToolFunction = Callable[..., Any]
+_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar("symfonic_tool_call", default=None)
+
+
+def current_invocation() -> ToolInvocation:
+    """The call being run, from inside a tool's body: its ``idempotency_key``, ``call_id`` and run.
+
+    A tool that calls an outside service sends ``idempotency_key`` along (an ``Idempotency-Key``
+    header, a unique column): it is the same each time this call of this turn runs, so a call run
+    again after a crash is recognised there instead of applied twice.
+
+    Raises:
+        LookupError: called outside a tool body.
+    """
+    invocation = _INVOCATION.get()
+    if invocation is None:
+        raise LookupError("current_invocation() is only available inside a tool's body")
+    return invocation
 
 
 class FunctionTool:
-    """A tool backed by a sync or async function; sync bodies run in a worker thread."""
+    """A tool backed by a sync or async function; sync bodies run in a worker thread.
+
+    Attributes:
+        timeout: Seconds the body may run before the call fails as a tool error
+            (:class:`ToolTimedOut`); None for no limit.
+        idempotent: Running the call twice (with the same ``idempotency_key``) does no harm, so
+            a recovered turn runs it again when a crash hid whether it ran; any other tool is
+            reported to the model as interrupted ("may or may not have run") instead.
+    """
 
     def __init__(self, function: ToolFunction, *, name: str | None = None,
-                 description: str | None = None) -> None:
+                 description: str | None = None, idempotent: bool = False,
+                 timeout: float | None = None) -> None:
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"a tool's timeout must be positive, not {timeout}")
         self.function = function
+        self.idempotent = idempotent
+        self.timeout = timeout
         self._is_async = inspect.iscoroutinefunction(function)
         self.arguments_model = _arguments_model(function)
         doc = inspect.getdoc(function) or ""
@@ -53,10 +84,19 @@ class FunctionTool:
 
     async def invoke(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
         values = self.validate(arguments)
-        if self._is_async:
-            result = await self.function(**values)
-        else:
-            result = await asyncio.to_thread(self.function, **values)
+        token = _INVOCATION.set(invocation)  # to_thread copies the context into the worker
+        try:
+            async with asyncio.timeout(self.timeout):
+                if self._is_async:
+                    result = await self.function(**values)
+                else:
+                    result = await asyncio.to_thread(self.function, **values)
+        except TimeoutError:
+            if self.timeout is None:
+                raise  # the body's own timeout, not ours
+            raise ToolTimedOut(f"it ran past its {self.timeout:g} s timeout") from None
+        finally:
+            _INVOCATION.reset(token)
         return render_result(result)
 
     async def __call__(self, **arguments: Any) -> Any:
@@ -68,18 +108,22 @@ class FunctionTool:
 @overload
 def tool(function: ToolFunction, /) -> FunctionTool: ...
 @overload
-def tool(*, name: str | None = None,
-         description: str | None = None) -> Callable[[ToolFunction], FunctionTool]: ...
+def tool(*, name: str | None = None, description: str | None = None,
+         idempotent: bool = False,
+         timeout: float | None = None) -> Callable[[ToolFunction], FunctionTool]: ...
 
 
 def tool(
     function: ToolFunction | None = None, /, *, name: str | None = None,
-    description: str | None = None,
+    description: str | None = None, idempotent: bool = False, timeout: float | None = None,
 ) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
-    """Turn ``function`` into a tool; use bare (``@tool``) or with a name or description."""
+    """Turn ``function`` into a tool; use bare (``@tool``) or with options
+    (``@tool(idempotent=True)``: safe to run again on recovery, see :func:`current_invocation`)."""
+    options: dict[str, Any] = {"name": name, "description": description,
+                               "idempotent": idempotent, "timeout": timeout}
     if function is not None:
-        return FunctionTool(function, name=name, description=description)
-    return lambda f: FunctionTool(f, name=name, description=description)
+        return FunctionTool(function, **options)
+    return lambda f: FunctionTool(f, **options)
 
 
 def render_result(result: Any) -> str:

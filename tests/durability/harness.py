@@ -251,6 +251,14 @@ def violations(state: Snapshot, base: Mapping[str, int] | None = None) -> list[s
             if (shape != [("tool", pause.tool_call_id), ("assistant", None)]
                     or not extra[1]["content"].startswith("Done.")):
                 found.append(f"{where}: the completed turn's messages are {extra}")
+        elif pause.status in ("claimed", "interrupted"):
+            # A claimed turn stores each tool's result as it completes: only results of calls
+            # already made (the paused round's, or a later round's) may follow the pause.
+            made = set(calls)
+            for message in extra:
+                made |= {c["id"] for c in message.get("tool_calls", [])}
+                if message["role"] == "tool" and message.get("tool_call_id") not in made:
+                    found.append(f"{where}: a stored result answers no call: {message}")
         elif extra:
             found.append(f"{where}: {len(extra)} messages past the pause without a committed "
                          f"outcome")

@@ -60,7 +60,7 @@ async def test_a_question_the_model_got_wrong_is_declined_and_the_run_goes_on(ho
     assert results["badask-0"].startswith("Error: the person could not be asked")
     assert events[-1].kind == "completed"
     store = await host.store()
-    assert await store.outstanding(ACME, host.now()) == []
+    assert await store.pauses(ACME, host.now()) == []
     # the stage tries only the first interaction; the others' bodies refuse on their own
     assert "did not run" in results["badrefund-2"]
     assert recorded() == []
@@ -116,7 +116,7 @@ async def test_a_failing_write_publishes_the_pause_as_not_resumable_and_stores_n
     assert outcome.interrupt.resumable is False
     store = await host.store()
     assert await store.get(outcome.interrupt.interrupt_id) is None
-    assert await store.outstanding(ACME, host.now()) == []
+    assert await store.pauses(ACME, host.now()) == []
     assert await store.load(ACME, "s1") == []  # the transcript tail rolled back with it
     with sqlite3.connect(path) as admin:
         assert admin.execute("SELECT count(*) FROM symfonic_checkpoints").fetchone() == (0,)

@@ -1,4 +1,5 @@
-"""A resumed turn that ran is recorded as such, even when its first outcome commit is lost."""
+"""A resumed turn that ran is recorded as such, even when its first outcome commit is lost; one
+whose outcome cannot be stored at all is never called ``failed``: it is interrupted, and recovers."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from symfonic import Host, Scope
+from symfonic import Host, OutcomeUnknown, Scope
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.services.conversation import StoreError, TranscriptTail
 from symfonic.services.ledger import Finish
@@ -55,12 +56,23 @@ async def test_a_lost_outcome_commit_is_checked_then_retried(
     assert recorded() == ["lookup 7"]
 
 
-async def test_an_outcome_that_cannot_be_stored_is_recorded_failed(clock: ManualClock) -> None:
+async def test_an_outcome_that_cannot_be_stored_is_unknown_not_failed_and_recovers(
+        clock: ManualClock) -> None:
     store = FlakyFinishes(2)
-    resumed, status = await resume_with(store, clock)
-    assert resumed.status == "failed" and "could not be stored" in (resumed.error or "")
-    assert status == "failed"
-    assert recorded() == ["lookup 7"]
+    host = Host(store=store, agents=[spec()], keys=TokenKeys(SECRET), clock=clock)
+    outcome = await host.agent("desk", ACME).run("lookup+ask", session_id="s1")
+    assert outcome.interrupt is not None
+    with pytest.raises(OutcomeUnknown, match="answer was applied"):
+        await host.continuation.resume(outcome.interrupt.token, "yes")
+    record = await store.get(outcome.interrupt.interrupt_id)
+    assert record is not None and record.status == "interrupted"
+    listed = await host.pauses(ACME, status="interrupted")
+    assert [t.jti for t in listed] == [record.jti] and listed[0].status == "interrupted"
+    recovered = await host.recover(outcome.interrupt.token)
+    assert recovered.status == "completed"
+    assert recorded() == ["lookup 7"]  # its result was stored as it completed: not run again
+    record = await store.get(outcome.interrupt.interrupt_id)
+    assert record is not None and record.status == "completed"
 
 
 class UnreadableHistory(MemoryStore):
@@ -75,7 +87,7 @@ class UnreadableHistory(MemoryStore):
         return await super().load(scope, session_id, upto, start)
 
 
-async def test_a_claimed_pause_whose_history_cannot_be_read_is_recorded_failed(
+async def test_a_claimed_pause_whose_history_cannot_be_read_is_given_back(
         clock: ManualClock) -> None:
     store = UnreadableHistory()
     host = Host(store=store, agents=[spec()], keys=TokenKeys(SECRET), clock=clock)
@@ -86,6 +98,7 @@ async def test_a_claimed_pause_whose_history_cannot_be_read_is_recorded_failed(
     with pytest.raises(StoreError, match="disk went away"):
         await host.continuation.resume(outcome.interrupt.token, "yes")
     record = await store.get(outcome.interrupt.interrupt_id)
-    assert record is not None and record.status == "failed"
-    assert record.outcome is not None and "history could not be read" in record.outcome["error"]
+    assert record is not None and record.status == "outstanding"  # nothing was applied
     assert recorded() == []
+    store.broken = False
+    assert (await host.continuation.resume(outcome.interrupt.token, "yes")).status == "completed"

@@ -7,9 +7,11 @@ on completion, or a pausing capability, which writes them in the same commit as 
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from symfonic.errors import SymfonicError
 from symfonic.kernel.events import (
@@ -38,10 +40,15 @@ from symfonic.kernel.stages import (
 from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation
 
 logger = logging.getLogger("symfonic.kernel")
+T = TypeVar("T")
 
 
 class RoundLimitExceeded(SymfonicError, RuntimeError):
     """The model kept calling tools past the agent's round limit."""
+
+
+class TurnTimedOut(SymfonicError, TimeoutError):
+    """The turn ran past the agent's ``turn_timeout``; it fails, with what it stored kept."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,12 +81,15 @@ class InvocationRunner:
         max_rounds: int = 16,
         preamble: Sequence[Message] = (),
         output: OutputSpec | None = None,
+        timeout: float | None = None,
     ) -> None:
         """``preamble`` (the instructions) is shown to the model every round and never stored.
         ``output``: the final answer must parse into it; one wrong answer is sent back to the
         model to correct, a second fails the run with :class:`OutputInvalid`."""
         self._model = model
         self._output = output
+        self._timeout = timeout
+        self._deadline: float | None = None
         self._corrections = 1
         self._usage = resume.usage if resume is not None else Usage()
         self._preamble = tuple(preamble)
@@ -90,6 +100,7 @@ class InvocationRunner:
         self._resume = resume
         self._max_rounds = max_rounds
         self._schemas = [tool.schema for tool in plan.tools.values()]
+        self._tools_started = 0
 
     @property
     def request(self) -> TurnRequest:
@@ -107,13 +118,27 @@ class InvocationRunner:
 
     @property
     def transcript_position(self) -> int:
-        """How many of the session's messages were stored before this run."""
+        """How many of the session's messages are stored: those before this run, and any this
+        run's owner stored since (:meth:`stored`)."""
         return self._stored
+
+    @property
+    def tools_started(self) -> int:
+        """How many tool bodies this run has started: zero means nothing of the turn was applied."""
+        return self._tools_started
+
+    def stored(self, count: int) -> None:
+        """The first ``count`` of :attr:`unsaved` are now stored (progress made durable mid-run)."""
+        if not 0 <= count <= len(self._messages) - self._stored:
+            raise ValueError(f"cannot mark {count} messages stored; {self.unsaved!r} are unsaved")
+        self._stored += count
 
     async def events(self) -> AsyncIterator[RunEvent]:
         run_id = self._request.run_id
         yield RunStarted(run_id=run_id, root_run_id=self._request.root_run_id,
                          session_id=self._request.session_id, resumed=self._resume is not None)
+        if self._timeout is not None:
+            self._deadline = asyncio.get_running_loop().time() + self._timeout
         try:
             async for event in self._rounds():
                 yield event
@@ -143,7 +168,8 @@ class InvocationRunner:
                 shown = (*self._preamble, *self._messages)
                 stream = (self._model.stream(shown, self._schemas) if self._output is None
                           else self._model.stream(shown, self._schemas, output=self._output))
-                async for item in stream:
+                items = stream.__aiter__()
+                while (item := await self._bounded(anext(items, None))) is not None:
                     if isinstance(item, TextChunk):
                         yield TextDelta(run_id=run_id, text=item.text)
                     else:
@@ -177,13 +203,34 @@ class InvocationRunner:
                 unsaved=self.unsaved,
                 usage=self._usage,
             )
-            results = await run_stages(self._plan.stages, context)
+            results = await self._bounded(run_stages(self._plan.stages, context))
             notes = tuple(result.reason for result in results if not result.changed)
             for call in calls:
-                content, is_error = await self._settle(call, resolved.get(call.id), notes)
+                content, is_error = await self._bounded(
+                    self._settle(call, resolved.get(call.id), notes))
                 self._messages.append(Message("tool", content, tool_call_id=call.id))
                 yield ToolCallCompleted(run_id=run_id, call_id=call.id, name=call.name,
                                         result=content, is_error=is_error)
+
+    async def _bounded(self, work: Awaitable[T]) -> T:
+        """``work``, within the turn's deadline when it has one.
+
+        The deadline wraps each await of the turn (a model chunk, the stages, a tool) rather
+        than the generator as a whole: a timeout held across a ``yield`` would fire in whatever
+        the consumer is doing at the time, outside this run.
+
+        Raises:
+            TurnTimedOut: the deadline passed.
+        """
+        if self._deadline is None:
+            return await work
+        try:
+            async with asyncio.timeout_at(self._deadline):
+                return await work
+        except TimeoutError:
+            if asyncio.get_running_loop().time() < self._deadline:
+                raise  # the work's own timeout, not the turn's
+            raise TurnTimedOut(f"the turn ran past its {self._timeout:g} s timeout") from None
 
     def _final(self, text: str) -> Completed | None:
         """The run's end for a reply without tool calls; None when the model must correct it.
@@ -224,7 +271,9 @@ class InvocationRunner:
         if isinstance(resolution, ApprovedCall):
             arguments = resolution.arguments
         invocation = ToolInvocation(request=self._request, call_id=call.id, stage_notes=notes,
-                                    approved=isinstance(resolution, ApprovedCall))
+                                    approved=isinstance(resolution, ApprovedCall),
+                                    idempotency_key=f"{self._request.root_run_id}:{call.id}")
+        self._tools_started += 1
         try:
             return await tool.invoke(dict(arguments), invocation), False
         except ToolArgumentsInvalid as invalid:

@@ -38,10 +38,22 @@ class ToolInvocation:
     stage_notes: tuple[str, ...] = ()
     approved: bool = False
     """True when a person approved this very call (an approval gate lets it through)."""
+    idempotency_key: str = ""
+    """Stable for this call of this turn, across pauses, hosts and recoveries (the turn's root run
+    and the call's id): a tool that calls an outside service passes it along, so a call run again
+    on recovery is recognised there and not applied twice."""
 
 
 class ToolArgumentsInvalid(SymfonicError, ValueError):
     """The model wrote arguments the tool's schema refuses; the message is shown to the model."""
+
+
+class ToolTimedOut(SymfonicError, TimeoutError):
+    """A tool ran past its timeout; the model is told, and the turn goes on.
+
+    An async body is cancelled at the deadline; a sync body runs in a worker thread, which Python
+    cannot stop, so it finishes in the background and its result is discarded.
+    """
 
 
 class Tool(Protocol):

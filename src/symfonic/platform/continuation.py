@@ -28,8 +28,9 @@ from symfonic.kernel.scope import Scope
 
 __all__ = [
     "AgentNotServed", "AnswerInvalid", "ContinuationService", "ContinuationUnavailable",
-    "ForgedPauseToken", "IncompatibleDefinition", "MalformedPauseToken", "PauseAlreadyResumed",
-    "PauseExpired", "PauseRevoked", "PauseTicket", "UnknownPauseToken", "UnknownSigningKey",
+    "ClaimLost", "ForgedPauseToken", "IncompatibleDefinition", "MalformedPauseToken",
+    "OutcomeUnknown", "PauseAlreadyResumed", "PauseExpired", "PauseRevoked", "PauseTicket",
+    "RecoveryRefused", "UnknownPauseToken", "UnknownSigningKey",
 ]
 
 
@@ -97,6 +98,40 @@ class AgentNotServed(ContinuationUnavailable):
     was composed without the agent, so it cannot continue the turn; another host that serves the
     agent can, and the pause stays outstanding for it.
     """
+
+
+class OutcomeUnknown(SymfonicError, RuntimeError):
+    """The answer was applied and the turn ran, but its outcome could not be stored.
+
+    Never reported as ``failed``: tools may have run, and a person reading "failed" could redo an
+    irreversible action. The pause is ``interrupted`` (at once when the store allows, else when
+    its lease lapses): list it, and continue it with ``host.recover(token)``.
+
+    Attributes:
+        jti: The pause whose turn this was.
+    """
+
+    def __init__(self, message: str, *, jti: str) -> None:
+        super().__init__(message)
+        self.jti = jti
+
+
+class ClaimLost(SymfonicError, RuntimeError):
+    """This process's claim on a pause lapsed while its turn ran (its lease could not be renewed):
+    the turn stopped so that a recovery elsewhere cannot run it twice."""
+
+
+class RecoveryRefused(SymfonicError, RuntimeError):
+    """Only an interrupted turn can be recovered; this pause is not one.
+
+    Attributes:
+        status: What the pause is instead (``outstanding``: resume it; ``claimed``: its resumer
+            still holds a live lease).
+    """
+
+    def __init__(self, message: str, *, status: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class IncompatibleDefinition(SymfonicError, RuntimeError):

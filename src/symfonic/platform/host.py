@@ -15,8 +15,9 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
+from datetime import timedelta
 
-from symfonic.agent import Agent, AgentSpec
+from symfonic.agent import Agent, AgentSpec, RunOutcome
 from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.capabilities.human.tokens import TokenKeys
@@ -25,11 +26,13 @@ from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
+from symfonic.platform.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation import AgentNotServed
-from symfonic.platform.resuming import LedgerContinuation
-from symfonic.platform.tickets import LedgerTicket, claims_of, ticket_of
+from symfonic.platform.resuming import LedgerContinuation, reachable
+from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError
+from symfonic.services.ledger import Listing
 from symfonic.stores.opening import Store, open_store, resolve_url
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
@@ -44,7 +47,8 @@ class Host:
 
     def __init__(self, *, store: Store | None = None, url: str | None = None,
                  agents: Sequence[AgentSpec], keys: TokenKeys,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE)) -> None:
         names = [spec.name for spec in agents]
         if len(set(names)) != len(names):
             raise ValueError(f"two agents share a name: {names}")
@@ -53,6 +57,9 @@ class Host:
         self._specs = {spec.name: spec for spec in agents}
         self._keys = keys
         self._clock = clock
+        self._lease = claim_lease.total_seconds()
+        if self._lease <= 0:
+            raise ValueError(f"claim_lease must be positive, not {claim_lease}")
         self._agents: dict[tuple[str, Scope], Agent] = {}
         self._opening = asyncio.Lock()
         self._continuation: LedgerContinuation | None = None
@@ -63,7 +70,8 @@ class Host:
     @classmethod
     def open(cls, url: str | None = None, *, agents: Sequence[AgentSpec],
              secret: str | None = None, previous_secrets: Iterable[str] = (),
-             clock: Callable[[], float] = time.time) -> Host:
+             clock: Callable[[], float] = time.time,
+             claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE)) -> Host:
         """Compose a host over the database ``url`` (default: ``$SYMFONIC_DATABASE_URL``, else
         ``sqlite:///.symfonic/symfonic.db``).
 
@@ -71,12 +79,16 @@ class Host:
             secret: Signs pause tokens (default ``$SYMFONIC_SECRET``). Every host that resumes
                 another's pauses needs the same secret.
             previous_secrets: Retired secrets whose outstanding tokens must still verify.
+            claim_lease: How long a resume's claim holds without renewal; the resuming process
+                renews it every third of that while the turn runs. A resumer that dies leaves
+                its pause ``interrupted`` once the lease lapses (see :meth:`recover`).
         """
         secret = secret or os.environ.get(SECRET_VARIABLE)
         if not secret:
             raise ValueError(f"a host needs a secret to sign pause tokens: pass secret=... or "
                              f"set ${SECRET_VARIABLE}")
-        return cls(url=url, agents=agents, keys=TokenKeys(secret, previous_secrets), clock=clock)
+        return cls(url=url, agents=agents, keys=TokenKeys(secret, previous_secrets), clock=clock,
+                   claim_lease=claim_lease)
 
     async def start(self) -> Host:
         await self.store()
@@ -147,16 +159,28 @@ class Host:
         if self._continuation is None:
             self._continuation = LedgerContinuation(store=self.store, transcripts=self.transcripts,
                                                     keys=self._keys, clock=self._clock,
-                                                    agent_for=self.agent)
+                                                    agent_for=self.agent, lease=self._lease)
         return self._continuation
 
-    async def pauses(self, scope: Scope, *, limit: int = 100) -> list[LedgerTicket]:
-        """The scope's outstanding pauses, oldest first, each with an answerable token."""
+    async def pauses(self, scope: Scope, *, status: Listing = "outstanding", limit: int = 100,
+                     after: str | None = None) -> list[LedgerTicket]:
+        """A page of the scope's pauses, oldest first, each with its token.
+
+        Args:
+            status: ``outstanding`` (answerable) or ``interrupted`` (their resumer died: continue
+                each with :meth:`recover`).
+            after: The last ticket's :attr:`~LedgerTicket.cursor`, to continue a listing.
+
+        Raises:
+            ValueError: ``after`` is not a cursor of a listing.
+        """
         if not isinstance(scope, Scope):
             raise TypeError(f"pauses are listed per Scope, not {scope!r}")
-        store = await self.store()
-        records = await store.outstanding(scope, self._clock(), limit)
-        return [ticket_of(self._keys.encode(claims_of(r)), r) for r in records]
+        with reachable():
+            store, now = await self.store(), self._clock()
+            records = await store.pauses(scope, now, status=status, limit=limit,
+                                         after=None if after is None else page_after(after))
+        return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
 
     async def revoke(self, token: str) -> bool:
         """Withdraw an outstanding pause; False when it was no longer outstanding.
@@ -164,12 +188,24 @@ class Host:
         Raises:
             UnknownPauseToken: the token is bad (by subclass) or names no recorded pause.
         """
-        store = await self.store()
         record = await self.continuation.recorded(token)  # checked against the token, as resume is
-        return await store.revoke(record.jti, self._clock())
+        with reachable():
+            return await (await self.store()).revoke(record.jti, self._clock())
+
+    async def recover(self, token: str) -> RunOutcome:
+        """Continue an interrupted turn (its resumer died, was cancelled mid-turn, or could not
+        store its outcome) once, from its last durable point; see
+        :meth:`LedgerContinuation.recover_stream` for what runs again and what does not.
+
+        Raises:
+            RecoveryRefused: the pause is not interrupted.
+            UnknownPauseToken: a bad token (by subclass), or the turn already finished.
+        """
+        return await self.continuation.recover(token)
 
     async def sweep_expired(self) -> int:
-        """Mark pauses past their expiry as ``expired``; returns how many."""
+        """Mark pauses past their expiry ``expired``, and claims whose lease lapsed
+        ``interrupted``; returns how many rows changed."""
         return await (await self.store()).sweep_expired(self._clock())
 
     def on_pause(self, listener: PauseListener) -> Callable[[], None]:

@@ -17,9 +17,10 @@ answerable; after step 5 nothing can run the turn again, whatever happens to thi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from symfonic.agent import Agent, RunOutcome, collect, prepare_turn
@@ -27,11 +28,11 @@ from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.capabilities.human.typed_projection import project
-from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
 from symfonic.kernel.messages import ToolCall
-from symfonic.kernel.runner import InvocationRunner, RoundResume
+from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
+from symfonic.platform.claimed import DEFAULT_LEASE, ClaimedStream, ClaimedTurn
 from symfonic.platform.continuation import (
     ContinuationUnavailable,
     ForgedPauseToken,
@@ -40,13 +41,15 @@ from symfonic.platform.continuation import (
     PauseAlreadyResumed,
     PauseExpired,
     PauseRevoked,
+    RecoveryRefused,
     UnknownPauseToken,
     UnknownSigningKey,
 )
+from symfonic.platform.recovery import recovered_round
 from symfonic.platform.tickets import LedgerTicket, ticket_of
-from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail
-from symfonic.services.ledger import Finish, PauseRecord
-from symfonic.services.turn_state import TurnState
+from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptService
+from symfonic.services.ledger import PauseRecord
+from symfonic.services.turn_state import TurnState, resolution_to_dict
 
 if TYPE_CHECKING:
     from symfonic.stores.opening import Store
@@ -69,8 +72,9 @@ class LedgerContinuation:
 
     def __init__(self, *, store: Callable[[], Awaitable[Store]], transcripts: TranscriptService,
                  keys: TokenKeys, clock: Callable[[], float],
-                 agent_for: Callable[[str, Scope], Agent]) -> None:
+                 agent_for: Callable[[str, Scope], Agent], lease: float = DEFAULT_LEASE) -> None:
         self._store = store
+        self._lease = lease
         self._transcripts = transcripts
         self._keys = keys
         self._clock = clock
@@ -116,14 +120,19 @@ class LedgerContinuation:
         Raises:
             UnknownPauseToken: a bad token, no such row, or a row the token contradicts.
         """
-        return await self._record(await self._store(), self.verify(token))
+        with reachable():
+            return await self._record(await self._store(), self.verify(token))
 
     async def ticket(self, token: str) -> LedgerTicket:
+        with reachable():
+            return await self._ticket(token)
+
+    async def _ticket(self, token: str) -> LedgerTicket:
         claims = self.verify(token)
         record = await self._record(await self._store(), claims)
         if record.status in ("revoked", "expired"):
-            _refuse(record)
-        return ticket_of(token, record)
+            _refuse(record, self._clock())
+        return ticket_of(token, record, self._clock())
 
     def interaction(self, ticket: LedgerTicket) -> InteractionSpec | None:
         """How the pause's answer is shaped by the agent this host serves, for drawing a form.
@@ -140,23 +149,41 @@ class LedgerContinuation:
     async def resume(self, token: str, answer: Any) -> RunOutcome:
         return await collect(await self.resume_stream(token, answer))
 
-    async def resume_stream(self, token: str, answer: Any) -> AsyncIterator[RunEvent]:
+    async def resume_stream(self, token: str, answer: Any) -> ClaimedStream:
         """Like :meth:`resume`, returning the resumed run's events.
 
         Every refusal is raised by the ``await``, before anything is claimed; once it returns,
-        the pause is claimed and the events must be consumed: a stream abandoned half-way leaves
-        the pause ``claimed`` and its turn unfinished, never run twice.
+        the pause is claimed and its events should be consumed. A stream closed (``aclose``) or
+        cancelled before any tool ran gives the pause back; one abandoned after leaves it
+        ``interrupted`` (at once, or when its lease lapses), for :meth:`recover` to continue.
+        It is never run twice.
+
+        Raises:
+            ContinuationUnavailable: the store could not be reached in time (nothing ran).
+        """
+        with reachable():
+            return await self._resume_stream(token, answer)
+
+    async def _paused(self, token: str) -> tuple[PauseClaims, Scope, Agent, Store, PauseRecord,
+                                                 TurnState | None]:
+        """Everything a resume or a recovery reads before it may claim: the verified claims and
+        scope, the agent serving that definition, the store, the ledger row and the turn state.
+
+        The row and the turn state are read at once: the checkpoint id is the signed token's, and
+        both are checked against the token before either is used.
         """
         claims, scope = self._verified(token)
         agent = self._agent_for(claims.pin.partition("@")[0], scope)
         if not agent.spec.accepts_pin(claims.pin):
             raise IncompatibleDefinition(claims.pin, agent.spec.pin)
         store = await self._store()
-        # The row and the turn state are read at once: the checkpoint id is the signed token's,
-        # and both are checked against the token before either is used.
         record, state = await _both(self._record(store, claims), store.load_state(claims.checkpoint))
+        return claims, scope, agent, store, record, state
+
+    async def _resume_stream(self, token: str, answer: Any) -> ClaimedStream:
+        claims, scope, agent, store, record, state = await self._paused(token)
         if record.status != "outstanding":
-            _refuse(record)
+            _refuse(record, self._clock())
         state, call = _paused_call(claims, state, scope)
         spec = interaction_spec(agent, record.name)
         decision = project(spec, call, spec.check_answer(answer))
@@ -166,69 +193,67 @@ class LedgerContinuation:
 
         # The history up to the pause was committed with it and can never change, so it is read
         # while the claim commits; nothing of the turn runs unless the claim is won.
+        now = self._clock()
         claim, history = await asyncio.gather(
-            store.claim(claims.jti, self._clock()),
+            store.claim(claims.jti, now, lease_until=now + self._lease,
+                        decision=resolution_to_dict(decision)),
             self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
             return_exceptions=True)
         if isinstance(claim, BaseException):
             raise claim
         if not claim.won:
-            _refuse(claim.record) if claim.record else _unknown(claims.jti)
+            _refuse(claim.record, now) if claim.record else _unknown(claims.jti)
         if isinstance(history, BaseException):
-            # Claimed, and nothing ran: say so rather than leave the pause claimed forever.
-            await self._fail(store, claims.jti, "", f"the history could not be read: {history}")
+            # Claimed, and nothing ran: give the pause back rather than leave it claimed.
+            with contextlib.suppress(StoreError):
+                await store.release(claims.jti)
             raise history
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision},
                              usage=state.usage)
+        claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
+                              session_id=state.session_id, clock=self._clock, lease=self._lease)
+        return claimed.events(turn, history, resume)
 
-        async def record_outcome(terminal: RunEvent, runner: InvocationRunner) -> None:
-            if isinstance(terminal, Completed):
-                finish = Finish(jti=claims.jti, status="completed", finished_at=self._clock(),
-                                outcome={"output": terminal.output, "run_id": terminal.run_id,
-                                         "usage": terminal.usage.to_dict()})
-                tail = TranscriptTail(scope=scope, session_id=state.session_id,
-                                      start=runner.transcript_position, messages=runner.unsaved)
-                await self._record_completion(store, finish, tail)
-            elif isinstance(terminal, Paused) and terminal.interrupt.resumable:
-                return  # the new pause recorded ``paused_again`` in its own commit
-            else:
-                error = terminal.error if isinstance(terminal, Failed) else (
-                    "the resumed turn paused again, but its pause could not be stored")
-                await self._fail(store, claims.jti, terminal.run_id, error)
+    async def recover(self, token: str) -> RunOutcome:
+        return await collect(await self.recover_stream(token))
 
-        return turn.events(history, (), finalize=record_outcome, resume=resume)
+    async def recover_stream(self, token: str) -> ClaimedStream:
+        """Continue an interrupted turn, once, from its last durable point.
 
-    async def _record_completion(self, store: Store, finish: Finish, tail: TranscriptTail) -> None:
-        """Store a completed turn; a turn that ran must not be described as one that did not.
+        The calls whose results were stored are not run again; the one call a crash may have
+        caught half-way runs again only if its tool is ``idempotent`` (with the same
+        ``idempotency_key``), and is otherwise reported to the model as interrupted ("may or may
+        not have run"); calls after it run normally. Every refusal is raised by the ``await``.
 
-        A dropped connection may hide a commit that landed, or lose one that did not: read the
-        row, and retry once on a fresh connection (safe: the outcome only applies to a row that
-        is still ``claimed``) before settling for ``failed``.
+        Raises:
+            RecoveryRefused: the pause is not interrupted (resume an outstanding one).
+            PauseAlreadyResumed: its turn finished (or another recovery won the claim).
+            UnknownPauseToken: a bad token, by subclass.
+            ContinuationUnavailable: the store could not be reached in time.
         """
-        try:
-            await store.finish(finish, tail)
-            return
-        except StoreError as lost:
-            logger.warning("storing the outcome of pause %s failed, checking: %s", finish.jti, lost)
-            first_error = lost
-        record = await store.get(finish.jti)
-        if record is not None and record.status == "completed":
-            return
-        try:
-            await store.finish(finish, tail)
-            return
-        except StoreError as lost_again:
-            await self._fail(store, finish.jti, str(finish.outcome.get("run_id", "")),
-                             f"the turn ran but its outcome was not stored: {lost_again}")
-            raise lost_again from first_error
+        with reachable():
+            return await self._recover_stream(token)
 
-    async def _fail(self, store: Store, jti: str, run_id: str, error: str) -> None:
-        try:
-            await store.finish(Finish(jti=jti, status="failed", finished_at=self._clock(),
-                                            outcome={"error": error, "run_id": run_id}))
-        except StoreError:
-            logger.exception("pause %s stays claimed: its failure could not be recorded", jti)
-            raise
+    async def _recover_stream(self, token: str) -> ClaimedStream:
+        claims, scope, agent, store, record, state = await self._paused(token)
+        now = self._clock()
+        if record.status_at(now) != "interrupted":
+            if record.status_at(now) in ("outstanding", "claimed"):
+                raise RecoveryRefused(f"pause {claims.jti} is {record.status_at(now)}, not "
+                                      "interrupted", status=record.status_at(now))
+            _refuse(record, now)
+        state, call = _paused_call(claims, state, scope)
+        history = await self._transcripts.load(scope, state.session_id)
+        resume = recovered_round(agent, state, call, record.decision, history)
+        request = TurnRequest(run_id=uuid.uuid4().hex, root_run_id=state.root_run_id,
+                              session_id=state.session_id, thread_id=state.thread_id, scope=scope)
+        turn = prepare_turn(agent, request, resumed_from=claims.jti)
+        claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
+        if not claim.won:
+            _refuse(claim.record, now) if claim.record else _unknown(claims.jti)
+        claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
+                              session_id=state.session_id, clock=self._clock, lease=self._lease)
+        return claimed.events(turn, history, resume)
 
     async def _record(self, store: Store, claims: PauseClaims) -> PauseRecord:
         record = await store.get(claims.jti)
@@ -241,6 +266,16 @@ class LedgerContinuation:
         if signed != stored:
             raise MalformedPauseToken(f"token {claims.jti} contradicts its ledger row")
         return record
+
+
+@contextlib.contextmanager
+def reachable() -> Iterator[None]:
+    """Report a store that cannot be reached as the host being unable to continue turns now:
+    the caller should retry later (an HTTP service answers 503 with ``Retry-After``)."""
+    try:
+        yield
+    except StoreUnavailable as down:
+        raise ContinuationUnavailable(f"the store is unreachable: {down}") from down
 
 
 def _paused_call(claims: PauseClaims, state: TurnState | None,
@@ -284,13 +319,14 @@ async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
     return one, two  # type: ignore[return-value]
 
 
-def _refuse(record: PauseRecord) -> NoReturn:
-    if record.status == "revoked":
+def _refuse(record: PauseRecord, now: float) -> NoReturn:
+    status = record.status_at(now)
+    if status == "revoked":
         raise PauseRevoked(f"pause {record.jti} was revoked")
-    if record.status in ("expired", "outstanding"):
+    if status in ("expired", "outstanding"):
         raise PauseExpired(f"pause {record.jti} expired", scope=record.scope)
-    raise PauseAlreadyResumed(f"pause {record.jti} was already resumed ({record.status})",
-                              status=record.status, outcome=record.outcome)
+    raise PauseAlreadyResumed(f"pause {record.jti} was already resumed ({status})",
+                              status=status, outcome=record.outcome)
 
 
 def _unknown(jti: str) -> NoReturn:

@@ -8,12 +8,16 @@ from the row the signed token names; none is supplied by a caller.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.kernel.scope import Scope
-from symfonic.services.ledger import PauseRecord, PauseStatus
+from symfonic.services.ledger import PageAfter, PauseRecord, PauseStatus
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,15 +49,39 @@ class LedgerTicket:
     status: PauseStatus
     answer_schema: dict[str, Any] | None
     outcome: dict[str, Any] | None = None
+    jti: str = ""
+    """The pause's id in the ledger (``PendingInterrupt.interrupt_id``)."""
+
+    @property
+    def cursor(self) -> str:
+        """Where a listing that ends with this ticket continues (``host.pauses(after=...)``)."""
+        raw = json.dumps([self.issued_at, self.jti], separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def ticket_of(token: str, record: PauseRecord) -> LedgerTicket:
+def page_after(cursor: str) -> PageAfter:
+    """The ledger position a :attr:`LedgerTicket.cursor` names.
+
+    Raises:
+        ValueError: not a cursor this code made.
+    """
+    try:
+        issued_at, jti = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, TypeError, binascii.Error):
+        raise ValueError(f"not a listing cursor: {cursor!r}") from None
+    if not isinstance(issued_at, int | float) or isinstance(issued_at, bool) or \
+            not isinstance(jti, str) or not math.isfinite(issued_at):
+        raise ValueError(f"not a listing cursor: {cursor!r}")
+    return float(issued_at), jti
+
+
+def ticket_of(token: str, record: PauseRecord, now: float) -> LedgerTicket:
     return LedgerTicket(
         token=token, scope=record.scope, question=record.payload.get("question"),
         agent=record.pin.partition("@")[0], name=record.name, kind=record.kind,
         session_id=record.session_id, tool_call_id=record.tool_call_id,
-        issued_at=record.issued_at, expires_at=record.expires_at, status=record.status,
-        answer_schema=record.answer_schema, outcome=record.outcome)
+        issued_at=record.issued_at, expires_at=record.expires_at, status=record.status_at(now),
+        answer_schema=record.answer_schema, outcome=record.outcome, jti=record.jti)
 
 
 def claims_of(record: PauseRecord) -> PauseClaims:

@@ -31,6 +31,14 @@ class TranscriptConflict(StoreError):
     """A transcript append found the session's position taken by another writer."""
 
 
+class StoreUnavailable(StoreError):
+    """The store could not be reached within its timeout (a database down, a network cut).
+
+    Bounded on purpose: a caller learns within seconds, not after a TCP timeout, and the host
+    reports it as ``ContinuationUnavailable``, which an HTTP service answers with 503.
+    """
+
+
 class StoredFormatError(StoreError):
     """Stored data this code cannot read: written by a newer symfonic, or damaged.
 

@@ -3,9 +3,16 @@
 The ledger is what makes a pause resumable at most once. Its rows move
 ``outstanding -> claimed -> completed | paused_again | failed``, or end ``expired`` or
 ``revoked``; the claim is the single conditional transition ``outstanding -> claimed``, which
-exactly one caller can win. Issuing a pause writes the row, the turn state it is bound to and the
-turn's new transcript messages in ONE transaction, so there is never an outstanding row whose
-checkpoint is missing.
+exactly one caller can win.
+
+A claim holds a *lease* that the resuming process renews while the turn runs. A claimed row whose
+lease lapsed (the resumer died, was killed, or lost its database) is ``interrupted``: listed, and
+recoverable once (``interrupted -> claimed``, again a conditional transition one caller wins). A
+resume cancelled before it applied anything gives the pause back (``claimed -> outstanding``). So
+no crash leaves a pause without a way forward, and none lets the rest of a turn run twice.
+
+Issuing a pause writes the row, the turn state it is bound to and the turn's new transcript
+messages in ONE transaction, so there is never an outstanding row whose checkpoint is missing.
 
 Every adapter (memory, SQLite, PostgreSQL) implements :class:`PauseLedger` and runs the same
 conformance suite (``symfonic.testing.conformance``).
@@ -21,8 +28,15 @@ from symfonic.services.conversation import TranscriptTail
 from symfonic.services.turn_state import TurnState
 
 PauseStatus = Literal[
-    "outstanding", "claimed", "completed", "paused_again", "failed", "expired", "revoked"
+    "outstanding", "claimed", "completed", "paused_again", "failed", "expired", "revoked",
+    "interrupted",
 ]
+Listing = Literal["outstanding", "interrupted"]
+"""What :meth:`PauseLedger.pauses` lists: answerable pauses, or turns waiting for recovery."""
+PageAfter = tuple[float, str]
+"""Where a page of pauses ends: the last row's ``(issued_at, jti)``; the next page starts there."""
+FOREVER = float("inf")
+"""A lease that never lapses: the claim of a caller that does not renew (tests, tools)."""
 LEDGER_FORMAT = 1
 """Version of :class:`PauseRecord`'s stored shape. 1: the first shape."""
 
@@ -50,6 +64,19 @@ class PauseRecord:
     claimed_at: float | None = None
     finished_at: float | None = None
     outcome: dict[str, Any] | None = None
+    lease_expires_at: float | None = None
+    """While ``claimed``: when the claim lapses unless its holder renews it."""
+    decision: dict[str, Any] | None = None
+    """While ``claimed`` (and after): the answer applied to the paused call, as a stored
+    resolution, so a recovery continues with the very decision the person made."""
+
+    def status_at(self, now: float) -> PauseStatus:
+        """The status as of ``now``: a claim whose lease lapsed is ``interrupted`` even before a
+        sweep has written it so."""
+        if self.status == "claimed" and self.lease_expires_at is not None and \
+                self.lease_expires_at <= now:
+            return "interrupted"
+        return self.status
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,8 +130,28 @@ class PauseLedger(Protocol):
 
     async def get(self, jti: str) -> PauseRecord | None: ...
 
-    async def claim(self, jti: str, now: float) -> Claim:
-        """Move an outstanding, unexpired row to ``claimed``; one caller wins."""
+    async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
+                    decision: dict[str, Any] | None = None) -> Claim:
+        """Move an outstanding, unexpired row to ``claimed`` until ``lease_until``; one caller
+        wins. ``decision`` (the answer's resolution) is stored with the claim."""
+        ...
+
+    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
+        """Extend a live claim's lease; False when the row is no longer claimed or the lease had
+        already lapsed (a recovery may have taken the turn over: the holder must stop)."""
+        ...
+
+    async def release(self, jti: str) -> bool:
+        """Give a claimed pause back (``outstanding``), when nothing of the turn was applied."""
+        ...
+
+    async def interrupt(self, jti: str, now: float) -> bool:
+        """Mark a claimed pause ``interrupted`` at once, when its holder knows it is giving up."""
+        ...
+
+    async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
+        """Move an interrupted row (or a claim whose lease lapsed) back to ``claimed``, for
+        recovery; one caller wins."""
         ...
 
     async def load_state(self, checkpoint_id: str) -> TurnState | None: ...
@@ -113,8 +160,10 @@ class PauseLedger(Protocol):
         """Record a claimed pause's outcome and append the resumed turn's messages, atomically."""
         ...
 
-    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
-        """The scope's unexpired outstanding pauses, oldest first."""
+    async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
+                     limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
+        """A page of the scope's pauses, oldest first: the unexpired ``outstanding`` ones, or the
+        ``interrupted`` ones (lapsed claims included); ``after`` continues a previous page."""
         ...
 
     async def revoke(self, jti: str, now: float) -> bool:
@@ -122,6 +171,7 @@ class PauseLedger(Protocol):
         ...
 
     async def sweep_expired(self, now: float) -> int:
-        """Mark outstanding pauses past their expiry ``expired``; returns how many."""
+        """Mark outstanding pauses past their expiry ``expired``, and claims whose lease lapsed
+        ``interrupted``; returns how many rows changed."""
         ...
 

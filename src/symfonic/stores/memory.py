@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
-from symfonic.services.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.turn_state import TurnState
 
 
@@ -63,14 +65,45 @@ class MemoryStore:
     async def get(self, jti: str) -> PauseRecord | None:
         return self._pauses.get(jti)
 
-    async def claim(self, jti: str, now: float) -> Claim:
+    async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
+                    decision: dict[str, Any] | None = None) -> Claim:
         async with self._lock:
             record = self._pauses.get(jti)
             if record is None or record.status != "outstanding" or record.expires_at <= now:
                 return Claim(won=False, record=record)
-            claimed = dataclasses.replace(record, status="claimed", claimed_at=now)
+            claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
+                                          lease_expires_at=_lease(lease_until), decision=decision)
             self._pauses[jti] = claimed
             return Claim(won=True, record=claimed)
+
+    async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
+        async with self._lock:
+            record = self._pauses.get(jti)
+            if record is None or record.status_at(now) != "interrupted":
+                return Claim(won=False, record=record)
+            claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
+                                          lease_expires_at=_lease(lease_until))
+            self._pauses[jti] = claimed
+            return Claim(won=True, record=claimed)
+
+    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
+        return self._update(jti, lambda r: r.status_at(now) == "claimed",
+                            lease_expires_at=_lease(lease_until))
+
+    async def release(self, jti: str) -> bool:
+        return self._update(jti, lambda r: r.status == "claimed", status="outstanding",
+                            claimed_at=None, lease_expires_at=None, decision=None)
+
+    async def interrupt(self, jti: str, now: float) -> bool:
+        return self._update(jti, lambda r: r.status == "claimed", status="interrupted")
+
+    def _update(self, jti: str, when: Callable[[PauseRecord], bool], **changes: Any) -> bool:
+        """Change a row if ``when`` holds; no await inside, so no other task sees it half-done."""
+        record = self._pauses.get(jti)
+        if record is None or not when(record):
+            return False
+        self._pauses[jti] = dataclasses.replace(record, **changes)
+        return True
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
         async with self._lock:
@@ -80,9 +113,12 @@ class MemoryStore:
                 self._apply_tail(tail)
             self._record_finish(finish, record)
 
-    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
+    async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
+                     limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
+        start = after or (float("-inf"), "")
         rows = [r for r in self._pauses.values() if r.scope == scope
-                and r.status == "outstanding" and r.expires_at > now]
+                and r.status_at(now) == status and (r.issued_at, r.jti) > start
+                and (status != "outstanding" or r.expires_at > now)]
         return sorted(rows, key=lambda r: (r.issued_at, r.jti))[:limit]
 
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
@@ -90,20 +126,17 @@ class MemoryStore:
                    and r.expires_at > now for r in self._pauses.values())
 
     async def revoke(self, jti: str, now: float) -> bool:
-        async with self._lock:
-            record = self._pauses.get(jti)
-            if record is None or record.status != "outstanding":
-                return False
-            self._pauses[jti] = dataclasses.replace(record, status="revoked", finished_at=now)
-            return True
+        return self._update(jti, lambda r: r.status == "outstanding", status="revoked",
+                            finished_at=now)
 
     async def sweep_expired(self, now: float) -> int:
-        async with self._lock:
-            expired = [r for r in self._pauses.values()
-                       if r.status == "outstanding" and r.expires_at <= now]
-            for record in expired:
-                self._pauses[record.jti] = dataclasses.replace(record, status="expired")
-            return len(expired)
+        changed = 0
+        for record in list(self._pauses.values()):
+            if record.status == "outstanding" and record.expires_at <= now:
+                changed += self._update(record.jti, lambda r: True, status="expired")
+            elif record.status_at(now) == "interrupted" and record.status == "claimed":
+                changed += self._update(record.jti, lambda r: True, status="interrupted")
+        return changed
 
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""
@@ -129,3 +162,8 @@ class MemoryStore:
     def _record_finish(self, finish: Finish, record: PauseRecord) -> None:
         self._pauses[finish.jti] = dataclasses.replace(
             record, status=finish.status, finished_at=finish.finished_at, outcome=finish.outcome)
+
+
+def _lease(lease_until: float) -> float | None:
+    """As the SQL stores keep it: no expiry (None) for a lease that never lapses."""
+    return None if lease_until == FOREVER else lease_until

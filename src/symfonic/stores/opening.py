@@ -8,7 +8,8 @@ default never pays for, or requires, the optional driver.
 from __future__ import annotations
 
 import os
-from typing import Protocol
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from symfonic.services.conversation import CheckpointService, SessionService, TranscriptService
 from symfonic.services.ledger import PauseLedger
@@ -21,6 +22,33 @@ class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, P
     """Every port over one database, so that a pause commits once."""
 
     async def close(self) -> None: ...
+
+
+POOL_PARAMETERS = {"pool_min": "min_size", "pool_max": "max_size", "timeout": "operation_timeout"}
+"""Query parameters of a PostgreSQL URL that configure symfonic's pool, not the connection:
+``?pool_max=2&timeout=5`` (they are taken out before the URL reaches the driver)."""
+
+
+def pool_options(url: str) -> tuple[str, dict[str, Any]]:
+    """``url`` without symfonic's pool parameters, and those parameters as keyword arguments.
+
+    Raises:
+        ValueError: a pool parameter that is not a positive number.
+    """
+    parts = urlsplit(url)
+    kept, options = [], {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name not in POOL_PARAMETERS:
+            kept.append((name, value))
+            continue
+        try:
+            number = float(value) if name == "timeout" else int(value)
+        except ValueError:
+            raise ValueError(f"{name}={value!r} in the database URL is not a number") from None
+        if number <= 0:
+            raise ValueError(f"{name} in the database URL must be positive, not {value!r}")
+        options[POOL_PARAMETERS[name]] = number
+    return urlunsplit(parts._replace(query=urlencode(kept))), options
 
 
 def resolve_url(url: str | None) -> str:
@@ -42,7 +70,8 @@ async def open_store(url: str | None = None) -> Store:
     if scheme in ("postgresql", "postgres"):
         from symfonic.stores.postgres import PostgresStore
 
-        return await PostgresStore.open(url)
+        conninfo, options = pool_options(url)
+        return await PostgresStore.open(conninfo, **options)
     if scheme == "memory":
         from symfonic.stores.memory import MemoryStore
 

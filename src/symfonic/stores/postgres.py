@@ -12,6 +12,7 @@ become :class:`~symfonic.services.conversation.StoreError` (or ``TranscriptConfl
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 import weakref
@@ -21,8 +22,13 @@ from typing import Any
 
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
-from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
-from symfonic.services.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.services.conversation import (
+    StoreError,
+    StoreUnavailable,
+    TranscriptConflict,
+    TranscriptTail,
+)
+from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql
 
@@ -38,27 +44,44 @@ _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic 
 
 _S = {name: sql.to_format_style(getattr(sql, name)) for name in (
     "NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
-    "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "FINISH", "OUTSTANDING", "SESSION_PAUSED", "REVOKE",
-    "SWEEP")}
+    "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
+    "SESSION_PAUSED", "REVOKE", "SWEEP", "SWEEP_LEASES")}
 
 
 class PostgresStore:
     """Every port over one PostgreSQL database, through a pool."""
 
-    def __init__(self, pool: AsyncConnectionPool[Connection]) -> None:
+    def __init__(self, pool: AsyncConnectionPool[Connection], *, timeout: float = 5.0) -> None:
         self._pool = pool
+        self._timeout = timeout
 
     @classmethod
-    async def open(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> PostgresStore:
+    async def open(cls, url: str, *, min_size: int = 1, max_size: int = 10,
+                   operation_timeout: float = 5.0) -> PostgresStore:
+        """Open a pool on ``url`` and migrate.
+
+        Args:
+            max_size: Connections this host may hold. Many hosts share one server's connection
+                limit (100 by default): 64 hosts need ``max_size`` of at most 1 each there.
+            operation_timeout: Seconds any one store operation may wait, for a connection from the pool
+                or for the server; past it, :class:`StoreUnavailable` (pool exhaustion included).
+        """
+        if not 1 <= min_size <= max_size:
+            raise ValueError(f"pool sizes must satisfy 1 <= min ({min_size}) <= max ({max_size})")
+        timeout = operation_timeout
+        seconds = max(1, round(timeout))
         pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
-            url, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"autocommit": True}, check=_check_when_idle)
+            url, min_size=min_size, max_size=max_size, open=False, timeout=timeout,
+            kwargs={"autocommit": True, "connect_timeout": seconds, "keepalives": 1,
+                    "keepalives_idle": seconds, "keepalives_interval": 1,
+                    "keepalives_count": 3},
+            check=_check_when_idle)
         try:
-            await pool.open(wait=True, timeout=30)
+            await pool.open(wait=True, timeout=timeout)
         except psycopg.Error as error:
             await pool.close()
-            raise StoreError(f"PostgreSQL is unreachable: {error}") from error
-        store = cls(pool)
+            raise StoreUnavailable(f"PostgreSQL is unreachable: {error}") from error
+        store = cls(pool, timeout=timeout)
         try:
             await store.setup()
         except BaseException:
@@ -118,11 +141,28 @@ class PostgresStore:
         rows = await self._fetchall(_S["GET_PAUSE"], (jti,))
         return None if not rows else sql.record_of(rows[0])
 
-    async def claim(self, jti: str, now: float) -> Claim:
-        rows = await self._fetchall(_S["CLAIM"], (now, jti, now), idempotent=False)
+    async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
+                    decision: dict[str, Any] | None = None) -> Claim:
+        stored = None if decision is None else sql.dump_json(decision)
+        return await self._claimed(jti, _S["CLAIM"], (now, sql.lease_of(lease_until), stored, jti, now))
+
+    async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
+        return await self._claimed(jti, _S["RECLAIM"], (now, sql.lease_of(lease_until), jti, now))
+
+    async def _claimed(self, jti: str, statement: str, parameters: tuple[Any, ...]) -> Claim:
+        rows = await self._fetchall(statement, parameters, idempotent=False)
         if rows:
             return Claim(won=True, record=sql.record_of(rows[0]))
         return Claim(won=False, record=await self.get(jti))
+
+    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
+        return await self._rowcount(_S["RENEW"], (sql.lease_of(lease_until), jti, now)) == 1
+
+    async def release(self, jti: str) -> bool:
+        return await self._rowcount(_S["RELEASE"], (jti,)) == 1
+
+    async def interrupt(self, jti: str, now: float) -> bool:
+        return await self._rowcount(_S["INTERRUPT"], (jti,)) == 1
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
         async def write(conn: Connection) -> list[Check]:
@@ -133,8 +173,10 @@ class PostgresStore:
 
         await self._write(write)
 
-    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
-        rows = await self._fetchall(_S["OUTSTANDING"], (scope.key, now, limit))
+    async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
+                     limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
+        rows = await self._fetchall(sql.to_format_style(sql.list_statement(status)),
+                                    sql.list_parameters(scope, now, limit, after))
         return [sql.record_of(row) for row in rows]
 
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
@@ -144,7 +186,8 @@ class PostgresStore:
         return await self._rowcount(_S["REVOKE"], (now, jti)) == 1
 
     async def sweep_expired(self, now: float) -> int:
-        return await self._rowcount(_S["SWEEP"], (now,))
+        return (await self._rowcount(_S["SWEEP"], (now,))
+                + await self._rowcount(_S["SWEEP_LEASES"], (now,)))
 
     async def close(self) -> None:
         await self._pool.close()
@@ -199,15 +242,20 @@ class PostgresStore:
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:
         try:
-            async with self._pool.connection() as conn:
+            async with asyncio.timeout(self._timeout), self._pool.connection() as conn:
                 try:
                     yield conn
                 finally:
                     _last_used[conn] = time.monotonic()
+        except TimeoutError as slow:
+            raise StoreUnavailable(f"PostgreSQL did not answer within {self._timeout:g} s "
+                                   "(down, unreachable, or every pooled connection busy)") from slow
         except psycopg.errors.UniqueViolation as error:
             if error.diag.table_name == "symfonic_messages":
                 raise TranscriptConflict(f"another writer took the transcript position: {error}") from error
             raise StoreError(f"PostgreSQL refused the write: {error}") from error
+        except psycopg.OperationalError as error:
+            raise StoreUnavailable(f"PostgreSQL failed: {error}") from error
         except psycopg.Error as error:
             raise StoreError(f"PostgreSQL failed: {error}") from error
 

@@ -17,7 +17,7 @@ from typing import Any
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
-from symfonic.services.ledger import LEDGER_FORMAT, PauseRecord
+from symfonic.services.ledger import FOREVER, LEDGER_FORMAT, Listing, PageAfter, PauseRecord
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -42,8 +42,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_pauses_by_session
             ON symfonic_pauses (scope, session_id, status)""",
     ),
+    (
+        "ALTER TABLE symfonic_pauses ADD COLUMN lease_expires_at DOUBLE PRECISION",
+        "ALTER TABLE symfonic_pauses ADD COLUMN decision TEXT",
+        """CREATE INDEX symfonic_pauses_by_lease
+            ON symfonic_pauses (status, lease_expires_at)""",
+    ),
 )
-"""Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables."""
+"""Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
+Version 2: claims hold a lease and the applied decision (interrupted turns, recovery)."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
@@ -70,7 +77,7 @@ def migration_plan(row: Sequence[Any] | None) -> list[tuple[str, tuple[int, ...]
 
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
-                 "claimed_at, finished_at, outcome, format")
+                 "claimed_at, finished_at, outcome, format, lease_expires_at, decision")
 
 NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
@@ -82,20 +89,37 @@ INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, se
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
-                f"({', '.join('?' * 20)})")
+                f"({', '.join('?' * 22)})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
-CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ? WHERE jti = ? "
-         f"AND status = 'outstanding' AND expires_at > ? RETURNING {PAUSE_COLUMNS}")
+CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ?, "
+         f"decision = ? WHERE jti = ? AND status = 'outstanding' AND expires_at > ? "
+         f"RETURNING {PAUSE_COLUMNS}")
+LAPSED = "(status = 'interrupted' OR (status = 'claimed' AND lease_expires_at <= ?))"
+"""A turn waiting for recovery: marked interrupted, or a claim whose lease lapsed (one parameter:
+now)."""
+RECLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ? "
+           f"WHERE jti = ? AND {LAPSED} RETURNING {PAUSE_COLUMNS}")
+RENEW = ("UPDATE symfonic_pauses SET lease_expires_at = ? WHERE jti = ? AND status = 'claimed' "
+         "AND lease_expires_at > ?")
+RELEASE = ("UPDATE symfonic_pauses SET status = 'outstanding', claimed_at = NULL, "
+           "lease_expires_at = NULL, decision = NULL WHERE jti = ? AND status = 'claimed'")
+INTERRUPT = "UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti = ? AND status = 'claimed'"
 FINISH = ("UPDATE symfonic_pauses SET status = ?, finished_at = ?, outcome = ? "
           "WHERE jti = ? AND status = 'claimed'")
-OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? "
-               "AND status = 'outstanding' AND expires_at > ? ORDER BY issued_at, jti LIMIT ?")
+LIST_OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? "
+                    "AND status = 'outstanding' AND expires_at > ? AND (issued_at > ? OR "
+                    "(issued_at = ? AND jti > ?)) ORDER BY issued_at, jti LIMIT ?")
+LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND {LAPSED} "
+                    "AND (issued_at > ? OR (issued_at = ? AND jti > ?)) "
+                    "ORDER BY issued_at, jti LIMIT ?")
 SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id = ? "
                   "AND status = 'outstanding' AND expires_at > ? LIMIT 1")
 REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "
           "WHERE jti = ? AND status = 'outstanding'")
 SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' "
          "WHERE status = 'outstanding' AND expires_at <= ?")
+SWEEP_LEASES = ("UPDATE symfonic_pauses SET status = 'interrupted' "
+                "WHERE status = 'claimed' AND lease_expires_at <= ?")
 
 
 def to_format_style(statement: str) -> str:
@@ -123,6 +147,22 @@ def messages_of(rows: Sequence[Sequence[Any]]) -> list[Message]:
         raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged
 
 
+def list_statement(status: Listing) -> str:
+    return LIST_OUTSTANDING if status == "outstanding" else LIST_INTERRUPTED
+
+
+def list_parameters(scope: Scope, now: float, limit: int,
+                    after: PageAfter | None) -> tuple[Any, ...]:
+    """The parameters of :func:`list_statement`'s query, in order (both take the same)."""
+    issued, jti = after if after is not None else (float("-inf"), "")
+    return (scope.key, now, issued, issued, jti, limit)
+
+
+def lease_of(lease_until: float) -> float | None:
+    """A lease as stored: NULL for one that never lapses (infinity is not portable SQL)."""
+    return None if lease_until == FOREVER else lease_until
+
+
 def load_range(start: int, upto: int | None) -> tuple[int, int]:
     """The ``seq`` bounds of a load: from ``start`` up to (not including) ``upto``."""
     return start, upto if upto is not None else 2**62
@@ -135,7 +175,8 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
             None if record.answer_schema is None else dump_json(record.answer_schema),
             record.issued_at, record.expires_at, record.status, record.claimed_at,
             record.finished_at, None if record.outcome is None else dump_json(record.outcome),
-            LEDGER_FORMAT)
+            LEDGER_FORMAT, record.lease_expires_at,
+            None if record.decision is None else dump_json(record.decision))
 
 
 def record_of(row: Sequence[Any]) -> PauseRecord:
@@ -160,7 +201,8 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         tool_call_id=row[9], pin=row[10], payload=json.loads(row[11]),
         answer_schema=None if row[12] is None else json.loads(row[12]), issued_at=row[13],
         expires_at=row[14], status=row[15], claimed_at=row[16], finished_at=row[17],
-        outcome=None if row[18] is None else json.loads(row[18]))
+        outcome=None if row[18] is None else json.loads(row[18]), lease_expires_at=row[20],
+        decision=None if row[21] is None else json.loads(row[21]))
 
 
 def dump_json(value: Any) -> str:

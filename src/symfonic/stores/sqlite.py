@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeVar
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
-from symfonic.services.ledger import Claim, Finish, PauseIssue, PauseRecord
+from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql
 
@@ -114,15 +114,35 @@ class SQLiteStore:
         row = await self._read(lambda c: c.execute(sql.GET_PAUSE, (jti,)).fetchone())
         return None if row is None else sql.record_of(row)
 
-    async def claim(self, jti: str, now: float) -> Claim:
+    async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
+                    decision: dict[str, Any] | None = None) -> Claim:
+        stored = None if decision is None else sql.dump_json(decision)
+        return await self._claimed(jti, sql.CLAIM, (now, sql.lease_of(lease_until), stored, jti, now))
+
+    async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
+        return await self._claimed(jti, sql.RECLAIM, (now, sql.lease_of(lease_until), jti, now))
+
+    async def _claimed(self, jti: str, statement: str, parameters: tuple[Any, ...]) -> Claim:
         def write(c: sqlite3.Connection) -> Claim:
-            row = c.execute(sql.CLAIM, (now, jti, now)).fetchone()
+            row = c.execute(statement, parameters).fetchone()
             if row is not None:
                 return Claim(won=True, record=sql.record_of(row))
             current = c.execute(sql.GET_PAUSE, (jti,)).fetchone()
             return Claim(won=False, record=None if current is None else sql.record_of(current))
 
         return await self._write(write)
+
+    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
+        return await self._changed(sql.RENEW, (sql.lease_of(lease_until), jti, now))
+
+    async def release(self, jti: str) -> bool:
+        return await self._changed(sql.RELEASE, (jti,))
+
+    async def interrupt(self, jti: str, now: float) -> bool:
+        return await self._changed(sql.INTERRUPT, (jti,))
+
+    async def _changed(self, statement: str, parameters: tuple[Any, ...]) -> bool:
+        return await self._write(lambda c: c.execute(statement, parameters).rowcount == 1)
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
         def write(c: sqlite3.Connection) -> None:
@@ -132,9 +152,10 @@ class SQLiteStore:
 
         await self._write(write)
 
-    async def outstanding(self, scope: Scope, now: float, limit: int = 100) -> list[PauseRecord]:
-        rows = await self._read(lambda c: c.execute(sql.OUTSTANDING,
-                                                    (scope.key, now, limit)).fetchall())
+    async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
+                     limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
+        rows = await self._read(lambda c: c.execute(
+            sql.list_statement(status), sql.list_parameters(scope, now, limit, after)).fetchall())
         return [sql.record_of(row) for row in rows]
 
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
@@ -143,10 +164,11 @@ class SQLiteStore:
         return row is not None
 
     async def revoke(self, jti: str, now: float) -> bool:
-        return await self._write(lambda c: c.execute(sql.REVOKE, (now, jti)).rowcount == 1)
+        return await self._changed(sql.REVOKE, (now, jti))
 
     async def sweep_expired(self, now: float) -> int:
-        return await self._write(lambda c: c.execute(sql.SWEEP, (now,)).rowcount)
+        return await self._write(lambda c: c.execute(sql.SWEEP, (now,)).rowcount
+                                 + c.execute(sql.SWEEP_LEASES, (now,)).rowcount)
 
     async def close(self) -> None:
         def shut() -> None:

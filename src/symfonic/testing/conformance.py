@@ -208,10 +208,10 @@ class StoreConformance:
         for issue in (newer, older, expired, claimed, foreign):
             await store.issue(issue)
         await store.claim(claimed.record.jti, NOW)
-        listed = await store.outstanding(ACME, NOW)
+        listed = await store.pauses(ACME, NOW)
         assert [r.jti for r in listed] == [older.record.jti, newer.record.jti]
-        assert [r.jti for r in await store.outstanding(ACME, NOW, limit=1)] == [older.record.jti]
-        assert [r.jti for r in await store.outstanding(GLOBEX, NOW)] == [foreign.record.jti]
+        assert [r.jti for r in await store.pauses(ACME, NOW, limit=1)] == [older.record.jti]
+        assert [r.jti for r in await store.pauses(GLOBEX, NOW)] == [foreign.record.jti]
 
     async def test_session_paused_sees_only_live_outstanding_pauses(self, store: Any) -> None:
         issue = pause_issue(ttl=10)
@@ -228,3 +228,75 @@ class StoreConformance:
         assert (await store.get(short.record.jti)).status == "expired"
         assert (await store.get(long.record.jti)).status == "outstanding"
         assert await store.sweep_expired(NOW + 10) == 0
+
+    async def test_listing_pages_continue_after_a_cursor(self, store: Any) -> None:
+        issues = [pause_issue(session=f"p{i}", issued_at=NOW - 10 + (i // 2)) for i in range(5)]
+        for issue in issues:
+            await store.issue(issue)
+        expected = [r.jti for r in sorted((i.record for i in issues),
+                                          key=lambda r: (r.issued_at, r.jti))]
+        seen: list[str] = []
+        after = None
+        while page := await store.pauses(ACME, NOW, limit=2, after=after):
+            seen += [r.jti for r in page]
+            after = (page[-1].issued_at, page[-1].jti)
+        assert seen == expected
+
+    # leases, interruption and recovery
+    async def test_a_claim_holds_a_lease_and_its_decision(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        decision = {"kind": "answered", "call_id": "c", "content": "yes", "is_error": False}
+        claim = await store.claim(issue.record.jti, NOW, lease_until=NOW + 30, decision=decision)
+        assert claim.won and claim.record.lease_expires_at == NOW + 30
+        stored = await store.get(issue.record.jti)
+        assert stored.decision == decision and stored.status_at(NOW + 29) == "claimed"
+        assert stored.status_at(NOW + 30) == "interrupted"
+
+    async def test_renewing_extends_a_live_lease_only(self, store: Any) -> None:
+        issue = pause_issue()
+        await store.issue(issue)
+        await store.claim(issue.record.jti, NOW, lease_until=NOW + 30)
+        assert await store.renew(issue.record.jti, NOW + 20, NOW + 50) is True
+        assert (await store.get(issue.record.jti)).lease_expires_at == NOW + 50
+        assert await store.renew(issue.record.jti, NOW + 60, NOW + 90) is False  # lapsed
+        assert await store.renew("nope", NOW, NOW + 30) is False
+
+    async def test_a_lapsed_lease_is_listed_interrupted_and_reclaimed_once(self, store: Any) -> None:
+        issue, live = pause_issue(session="a"), pause_issue(session="b")
+        for each in (issue, live):
+            await store.issue(each)
+            await store.claim(each.record.jti, NOW, lease_until=NOW + 30)
+        await store.renew(live.record.jti, NOW + 20, NOW + 100)
+        assert await store.pauses(ACME, NOW + 10, status="interrupted") == []
+        listed = await store.pauses(ACME, NOW + 40, status="interrupted")
+        assert [r.jti for r in listed] == [issue.record.jti]
+        assert not (await store.reclaim(live.record.jti, NOW + 40)).won
+        claims = await asyncio.gather(*(store.reclaim(issue.record.jti, NOW + 40, lease_until=NOW + 70)
+                                        for _ in range(10)))
+        assert sum(c.won for c in claims) == 1
+        assert (await store.get(issue.record.jti)).status_at(NOW + 41) == "claimed"
+
+    async def test_release_gives_a_claim_back_and_interrupt_marks_it(self, store: Any) -> None:
+        released, stopped = pause_issue(session="a"), pause_issue(session="b")
+        for each in (released, stopped):
+            await store.issue(each)
+            await store.claim(each.record.jti, NOW, lease_until=NOW + 30, decision={"x": 1})
+        assert await store.release(released.record.jti) is True
+        again = await store.get(released.record.jti)
+        assert again.status == "outstanding" and again.decision is None
+        assert (await store.claim(released.record.jti, NOW + 1)).won
+        assert await store.interrupt(stopped.record.jti, NOW) is True
+        assert (await store.get(stopped.record.jti)).status == "interrupted"
+        assert await store.release(stopped.record.jti) is False
+        assert (await store.reclaim(stopped.record.jti, NOW)).won
+
+    async def test_sweep_marks_lapsed_claims_interrupted(self, store: Any) -> None:
+        issue, forever = pause_issue(session="a"), pause_issue(session="b")
+        for each in (issue, forever):
+            await store.issue(each)
+        await store.claim(issue.record.jti, NOW, lease_until=NOW + 30)
+        await store.claim(forever.record.jti, NOW)
+        assert await store.sweep_expired(NOW + 31) == 1
+        assert (await store.get(issue.record.jti)).status == "interrupted"
+        assert (await store.get(forever.record.jti)).status == "claimed"

@@ -88,7 +88,7 @@ class Ticket(BaseModel):
     issued_at: float
     expires_at: float
     status: Literal["outstanding", "claimed", "completed", "paused_again", "failed", "expired",
-                    "revoked"]
+                    "revoked", "interrupted"]
     answer_schema: dict[str, Any] | None
     outcome: dict[str, Any] | None = Field(default=None, description="Once the resume finished.")
     resume_url: str

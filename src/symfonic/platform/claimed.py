@@ -1,0 +1,224 @@
+"""Running a claimed turn: the lease, durable progress, and an outcome recorded whatever happens.
+
+Once a resume (or a recovery) wins its claim, the rest of the turn runs here, and four things keep
+a pause from ever being stuck or run twice:
+
+- **The lease.** The claim lapses unless renewed; a task renews it every third of its length while
+  the turn runs. A holder that dies (``kill -9``, a lost database) stops renewing, the lease
+  lapses, and the pause is ``interrupted``: listed, and recoverable once. A holder whose renewal is
+  refused (its lease already lapsed) stops the turn with :class:`ClaimLost`, so a recovery
+  elsewhere can never overlap it.
+- **Durable progress.** Each tool's result is appended to the transcript as soon as the tool
+  completes (one commit per tool call that ran; answers and refusals are carried along with the
+  next), so a crash after a refund never loses the fact that it ran: recovery reads it back
+  instead of running the refund again.
+- **Cancellation.** A turn cancelled (task cancel, ``wait_for``, an abandoned stream) before any
+  tool started gives the pause back (``outstanding``): nothing was applied. Once a tool started, it
+  is marked ``interrupted`` at once.
+- **The outcome.** A completed turn is recorded with its last messages in one commit, checked and
+  retried once on a fresh connection; if it still cannot be stored the caller gets
+  :class:`OutcomeUnknown`, never a ``failed`` that could make a person redo what already ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from symfonic.agent import PreparedTurn
+from symfonic.kernel.events import Completed, Failed, Paused, RunEvent, ToolCallCompleted
+from symfonic.kernel.messages import Message
+from symfonic.kernel.runner import InvocationRunner, RoundResume
+from symfonic.kernel.scope import Scope
+from symfonic.platform.continuation import ClaimLost, OutcomeUnknown
+from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.services.ledger import Finish
+from symfonic.stores.opening import Store
+
+logger = logging.getLogger("symfonic.continuation")
+DEFAULT_LEASE = 30.0
+"""Seconds a claim holds without renewal (``Host.open(..., claim_lease=...)``)."""
+
+
+@dataclass(kw_only=True)
+class ClaimedTurn:
+    """One claimed pause's turn, from the first resumed call to its recorded outcome."""
+
+    store: Store
+    jti: str
+    scope: Scope
+    session_id: str
+    clock: Callable[[], float]
+    lease: float = DEFAULT_LEASE
+    _lost: bool = field(default=False, init=False)
+    _settled: bool = field(default=False, init=False)
+
+    def events(self, turn: PreparedTurn, history: Sequence[Message],
+               resume: RoundResume) -> ClaimedStream:
+        """The turn's events, with the lease renewed throughout and every exit accounted for."""
+        return ClaimedStream(self, self._events(turn, history, resume))
+
+    async def _events(self, turn: PreparedTurn, history: Sequence[Message],
+                      resume: RoundResume) -> AsyncIterator[RunEvent]:
+        runner_seen: list[InvocationRunner] = []
+
+        async def progress(event: RunEvent, runner: InvocationRunner) -> None:
+            if not runner_seen:
+                runner_seen.append(runner)
+            if self._lost:
+                # Leave the row alone: a recovery may hold it by now.
+                self._settled = True
+                raise ClaimLost(f"the claim on pause {self.jti} lapsed; the turn stopped")
+            # Only once a tool body has run: until then nothing is applied, and a cancelled turn
+            # can give the pause back with nothing of it stored.
+            if isinstance(event, ToolCallCompleted) and runner.tools_started:
+                await self._store_progress(runner)
+
+        async def finalize(terminal: RunEvent, runner: InvocationRunner) -> None:
+            if not runner_seen:
+                runner_seen.append(runner)
+            await self._record(terminal, runner)
+
+        renewing = asyncio.create_task(self._renew(), name=f"symfonic-lease-{self.jti}")
+        try:
+            async for event in turn.events(history, (), finalize=finalize, resume=resume,
+                                           progress=progress):
+                yield event
+        except BaseException:
+            if not self._settled:
+                started = runner_seen[0].tools_started if runner_seen else 0
+                await _shielded(self._give_up(applied=started > 0))
+            raise
+        finally:
+            renewing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewing
+
+    async def _renew(self) -> None:
+        interval = self.lease / 3
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                renewed = await self.store.renew(self.jti, self.clock(), self.clock() + self.lease)
+            except StoreError as failed:  # keep trying: the lease covers a brief outage
+                logger.warning("renewing the claim on pause %s failed: %s", self.jti, failed)
+                continue
+            if not renewed:
+                logger.error("the claim on pause %s lapsed; stopping its turn", self.jti)
+                self._lost = True
+                return
+
+    async def _store_progress(self, runner: InvocationRunner) -> None:
+        unsaved = runner.unsaved
+        if unsaved:
+            await self.store.append(TranscriptTail(scope=self.scope, session_id=self.session_id,
+                                                   start=runner.transcript_position,
+                                                   messages=unsaved))
+            runner.stored(len(unsaved))
+
+    async def _record(self, terminal: RunEvent, runner: InvocationRunner) -> None:
+        if isinstance(terminal, Completed):
+            finish = Finish(jti=self.jti, status="completed", finished_at=self.clock(),
+                            outcome={"output": terminal.output, "run_id": terminal.run_id,
+                                     "usage": terminal.usage.to_dict()})
+            await self._record_completion(finish, TranscriptTail(
+                scope=self.scope, session_id=self.session_id, start=runner.transcript_position,
+                messages=runner.unsaved))
+        elif isinstance(terminal, Paused) and terminal.interrupt.resumable:
+            self._settled = True  # the new pause recorded ``paused_again`` in its own commit
+        else:
+            error = terminal.error if isinstance(terminal, Failed) else (
+                "the resumed turn paused again, but its pause could not be stored")
+            await self.fail(terminal.run_id, error)
+
+    async def _record_completion(self, finish: Finish, tail: TranscriptTail) -> None:
+        """A dropped connection may hide a commit that landed, or lose one that did not: read the
+        row, and retry once on a fresh connection (safe: an outcome applies only to a row still
+        ``claimed``). A turn that ran is never described as one that failed."""
+        try:
+            await self.store.finish(finish, tail)
+            self._settled = True
+            return
+        except StoreError as lost:
+            logger.warning("storing the outcome of pause %s failed, checking: %s", self.jti, lost)
+        with contextlib.suppress(StoreError):
+            record = await self.store.get(self.jti)
+            if record is not None and record.status == "completed":
+                self._settled = True
+                return
+        try:
+            await self.store.finish(finish, tail)
+            self._settled = True
+        except StoreError as lost_again:
+            self._settled = True  # nothing more to do here but say so
+            await _shielded(self._give_up(applied=True))
+            raise OutcomeUnknown(
+                f"pause {self.jti}: the answer was applied and the turn ran, but its outcome "
+                f"could not be stored ({lost_again}); it is interrupted: recover it",
+                jti=self.jti) from lost_again
+
+    async def fail(self, run_id: str, error: str) -> None:
+        """Record ``failed`` (the turn's own failure: a model error, a pause not stored)."""
+        self._settled = True
+        try:
+            await self.store.finish(Finish(jti=self.jti, status="failed", finished_at=self.clock(),
+                                           outcome={"error": error, "run_id": run_id}))
+        except StoreError:
+            logger.exception("pause %s could not be recorded failed; its lease will lapse and "
+                             "leave it interrupted", self.jti)
+            raise
+
+    async def _give_up(self, *, applied: bool) -> None:
+        """Leave the pause with a way forward: back to ``outstanding`` when nothing was applied,
+        else ``interrupted`` now (if the store cannot be told, the lease lapses to the same)."""
+        self._settled = True
+        try:
+            if applied:
+                await self.store.interrupt(self.jti, self.clock())
+            else:
+                await self.store.release(self.jti)
+        except StoreError as failed:
+            logger.warning("pause %s stays claimed until its lease lapses: %s", self.jti, failed)
+
+
+class ClaimedStream(AsyncIterator[RunEvent]):
+    """A claimed turn's events. Closing it before reading anything gives the pause back.
+
+    An async generator that was never started runs none of its code when closed, so without this
+    wrapper a stream obtained and dropped unread would hold its claim until the lease lapsed, and
+    its pause would then look interrupted although nothing of the turn ran.
+    """
+
+    def __init__(self, turn: ClaimedTurn, events: AsyncIterator[RunEvent]) -> None:
+        self._turn = turn
+        self._events = events
+        self._started = False
+
+    def __aiter__(self) -> ClaimedStream:
+        return self
+
+    async def __anext__(self) -> RunEvent:
+        self._started = True
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        if not self._started and not self._turn._settled:
+            self._started = True
+            await _shielded(self._turn._give_up(applied=False))
+        aclose = getattr(self._events, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+async def _shielded(work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` to its end even while the caller is being cancelled."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise

@@ -1,0 +1,83 @@
+"""Where an interrupted turn stands, read back from what was stored.
+
+A claimed turn stores each tool's result as the tool completes (``platform/claimed.py``), and runs
+a round's calls one after another, in the model's order. So after a crash the transcript says
+exactly how far the turn got: the open round is the last assistant message's calls; those with a
+stored result are done; of the rest, only the *first* that runs a tool can have been caught
+half-way (every call before it had its result stored before it started), and every call after it
+never started.
+
+That one call is the only doubt. A tool declared ``idempotent`` runs again, with the same
+``idempotency_key``; any other is reported to the model as interrupted ("may or may not have
+run"), never silently run twice. An answer to a question (``ask_user``, an interrupt) applies
+again: it has no effect outside the transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from symfonic.agent import Agent
+from symfonic.capabilities.human.contribution import HumanInteraction
+from symfonic.kernel.messages import Message, ToolCall
+from symfonic.kernel.runner import RoundResume
+from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
+from symfonic.services.turn_state import TurnState, resolution_from_dict
+
+INTERRUPTED = ("Error: this call was interrupted (the process running it stopped) and it may or "
+               "may not have run. Check its effect before calling it again.")
+
+
+def recovered_round(agent: Agent, state: TurnState, paused_call: ToolCall,
+                    decision: dict[str, Any] | None, history: Sequence[Message]) -> RoundResume:
+    """The round to finish: its calls still without a result, and what is decided for each.
+
+    Args:
+        state: The paused turn's state (its round, earlier decisions, usage before the pause).
+        paused_call: The call the pause was for.
+        decision: The person's answer as the claim stored it (None when the claim predates it).
+        history: The session's whole stored transcript, progress after the pause included.
+    """
+    opened = _last_round(history, state.transcript_position)
+    calls = history[opened].tool_calls
+    answered = {m.tool_call_id for m in history[opened + 1:] if m.role == "tool"}
+    resolved: dict[str, Resolution] = {}
+    if opened == state.transcript_position - 1:  # still the paused round
+        resolved.update(state.resolved)
+        if decision is not None:
+            resolved[paused_call.id] = resolution_from_dict(decision)
+    remaining = [call for call in calls if call.id not in answered]
+    tools = {t.schema.name: t for t in agent.spec.tools}
+    interactions = _interaction_names(agent)
+    for call in remaining:
+        resolution = resolved.get(call.id)
+        if isinstance(resolution, AnsweredCall):
+            continue  # an answer, or a refusal: no effect to doubt
+        if resolution is None and call.name in interactions:
+            continue  # not asked yet (a question, an approval): the pause stage asks it
+        if not getattr(tools.get(call.name), "idempotent", False):
+            resolved[call.id] = AnsweredCall(call_id=call.id, content=INTERRUPTED, is_error=True)
+        elif isinstance(resolution, ApprovedCall):
+            resolved[call.id] = resolution  # runs again, approved, with the same key
+        break  # only the first call that runs a tool can have been caught half-way
+    return RoundResume(round=tuple(remaining),
+                       resolved={c.id: resolved[c.id] for c in remaining if c.id in resolved},
+                       usage=state.usage)
+
+
+def _last_round(history: Sequence[Message], paused_at: int) -> int:
+    """The index of the last assistant message with tool calls, at or after the paused round's."""
+    for index in range(len(history) - 1, paused_at - 2, -1):
+        if history[index].role == "assistant" and history[index].tool_calls:
+            return index
+    raise LookupError(f"no round at or after position {paused_at - 1} in the stored transcript")
+
+
+def _interaction_names(agent: Agent) -> set[str]:
+    tools = {t.schema.name: t for t in agent.spec.tools}
+    names: set[str] = set()
+    for capability in agent.spec.capabilities:
+        if isinstance(capability, HumanInteraction):
+            names |= set(capability.specs(tools))  # approvals too: unanswered, they pause
+    return names

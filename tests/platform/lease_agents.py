@@ -1,0 +1,75 @@
+"""Agents for the lease and recovery tests: tools that record each run (with their idempotency
+key) in a file, and can be made to hang, so a test can cancel or kill a turn mid-tool."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from symfonic import AgentSpec, HumanInteraction, Message, ModelReply, ToolCall, tool
+from symfonic.kernel.tooling import ToolSchema
+from symfonic.models import FunctionModel
+from symfonic.tools import current_invocation
+
+SECRET = "lease-test-secret-0123456789"
+
+
+def ledger() -> Path:
+    return Path(os.environ["SYMFONIC_TEST_CALLS"])
+
+
+def ran() -> list[str]:
+    return ledger().read_text().splitlines() if ledger().exists() else []
+
+
+STARTED: list[asyncio.Event] = []
+"""Events a test adds to be told, in-process, that a tool body started."""
+
+
+async def _record_then_maybe_hang(name: str) -> str:
+    with ledger().open("a", encoding="utf-8") as log:
+        log.write(f"{name} {current_invocation().idempotency_key}\n")
+    for started in STARTED:
+        started.set()
+    if os.environ.get("SYMFONIC_TEST_HANG") == name:
+        await asyncio.Event().wait()  # until cancelled or killed
+    delay = float(os.environ.get("SYMFONIC_TEST_DELAY", "0"))
+    if delay:
+        await asyncio.sleep(delay)
+    return f"{name} done"
+
+
+@tool
+async def charge(amount: int) -> str:
+    """Charge a card: not safe to run twice."""
+    return await _record_then_maybe_hang("charge")
+
+
+@tool(idempotent=True)
+async def charge_once(amount: int) -> str:
+    """Charge through a provider that deduplicates by idempotency key."""
+    return await _record_then_maybe_hang("charge_once")
+
+
+STEPS: dict[str, tuple[str, dict[str, object]]] = {
+    "charge": ("charge", {"amount": 5}), "once": ("charge_once", {"amount": 5}),
+    "ask": ("ask_user", {"question": "Sure?"})}
+
+
+async def policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    last = messages[-1]
+    if last.role == "user":
+        steps = [STEPS[step] for step in last.content.split("+")]
+        return ModelReply(tool_calls=[ToolCall(id=f"{name}-{i}", name=name, arguments=arguments)
+                                      for i, (name, arguments) in enumerate(steps)])
+    if os.environ.get("SYMFONIC_TEST_HANG") == "model":
+        await asyncio.Event().wait()
+    results = [m.content for m in messages if m.role == "tool"]
+    return ModelReply(text="finished: " + " | ".join(results))
+
+
+def spec() -> AgentSpec:
+    return AgentSpec(name="till", model=FunctionModel(policy), tools=[charge, charge_once],
+                     capabilities=[HumanInteraction(approvals=["charge", "charge_once"])])

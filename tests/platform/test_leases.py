@@ -1,0 +1,170 @@
+"""No pause is left stuck: claims hold leases, a cancelled or killed resume ends ``outstanding``
+or ``interrupted``, and an interrupted turn recovers exactly once without running again what ran.
+
+The kill test is real: a separate process resumes, its tool starts, and it gets ``kill -9``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from symfonic import Host, PauseAlreadyResumed, RecoveryRefused, Scope
+from symfonic.platform.recovery import INTERRUPTED
+from tests.platform.lease_agents import SECRET, STARTED, ran, spec
+
+ACME = Scope(tenant="acme")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "calls.log"
+    monkeypatch.setenv("SYMFONIC_TEST_CALLS", str(path))
+    monkeypatch.delenv("SYMFONIC_TEST_HANG", raising=False)
+    return path
+
+
+@pytest.fixture
+async def host(sqlite_url: str, calls: Path) -> AsyncIterator[Host]:
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET) as opened:
+        yield opened
+
+
+async def paused(host: Host, text: str) -> tuple[str, str]:
+    outcome = await host.agent("till", ACME).run(text, session_id=text)
+    assert outcome.interrupt is not None
+    return outcome.interrupt.token, outcome.interrupt.interrupt_id
+
+
+async def status(host: Host, jti: str) -> str:
+    record = await (await host.store()).get(jti)
+    assert record is not None
+    return record.status_at(host.now())
+
+
+async def test_a_resume_cancelled_before_any_tool_ran_gives_the_pause_back(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    token, jti = await paused(host, "ask")
+    monkeypatch.setenv("SYMFONIC_TEST_HANG", "model")
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(host.continuation.resume(token, "yes"), timeout=0.5)
+    assert await status(host, jti) == "outstanding"
+    monkeypatch.delenv("SYMFONIC_TEST_HANG")
+    assert (await host.continuation.resume(token, "yes")).status == "completed"
+
+
+async def test_a_stream_closed_unread_gives_the_pause_back(host: Host) -> None:
+    token, jti = await paused(host, "charge")
+    stream = await host.continuation.resume_stream(token, {"approved": True})
+    assert await status(host, jti) == "claimed"
+    await stream.aclose()
+    assert await status(host, jti) == "outstanding" and ran() == []
+
+
+async def test_cancelled_mid_tool_it_is_interrupted_and_recovers_without_running_it_again(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    token, jti = await paused(host, "charge")
+    monkeypatch.setenv("SYMFONIC_TEST_HANG", "charge")
+    started = asyncio.Event()
+    STARTED.append(started)
+    try:
+        task = asyncio.create_task(host.continuation.resume(token, {"approved": True}))
+        await asyncio.wait_for(started.wait(), timeout=30)
+    finally:
+        STARTED.remove(started)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await status(host, jti) == "interrupted"
+    listed = await host.pauses(ACME, status="interrupted")
+    assert [t.jti for t in listed] == [jti]
+    with pytest.raises(PauseAlreadyResumed) as refused:
+        await host.continuation.resume(token, {"approved": True})
+    assert refused.value.status == "interrupted"
+    monkeypatch.delenv("SYMFONIC_TEST_HANG")
+    recovered = await host.recover(token)
+    assert recovered.status == "completed" and INTERRUPTED in (recovered.output or "")
+    assert len(ran()) == 1  # not run again: it may have charged the card
+    assert await status(host, jti) == "completed"
+    with pytest.raises(PauseAlreadyResumed):
+        await host.recover(token)
+
+
+async def test_an_idempotent_tool_runs_again_on_recovery_with_the_same_key(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    token, _ = await paused(host, "once")
+    monkeypatch.setenv("SYMFONIC_TEST_HANG", "charge_once")
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(host.continuation.resume(token, {"approved": True}), timeout=0.5)
+    monkeypatch.delenv("SYMFONIC_TEST_HANG")
+    recovered = await host.recover(token)
+    assert recovered.status == "completed" and "charge_once done" in (recovered.output or "")
+    first, second = ran()
+    assert first == second and first.startswith("charge_once ")  # the same idempotency key
+
+
+async def test_only_an_interrupted_pause_recovers(host: Host) -> None:
+    token, _ = await paused(host, "charge")
+    with pytest.raises(RecoveryRefused) as refused:
+        await host.recover(token)
+    assert refused.value.status == "outstanding"
+
+
+async def test_a_renewed_lease_keeps_a_long_turn_claimed(sqlite_url: str, calls: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMFONIC_TEST_DELAY", "1.2")
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
+                         claim_lease=timedelta(seconds=0.4)) as host:
+        token, jti = await paused(host, "charge")
+        task = asyncio.create_task(host.continuation.resume(token, {"approved": True}))
+        await asyncio.sleep(0.9)  # two lease lengths in: only renewals keep it claimed
+        assert await status(host, jti) == "claimed"
+        assert await host.pauses(ACME, status="interrupted") == []
+        assert (await task).status == "completed"
+
+
+async def until_the_tool_started(worker: asyncio.subprocess.Process) -> None:
+    """Poll the other process's call log (a file is all two processes share here), bounded."""
+    for _ in range(600):
+        if ran():
+            return
+        assert worker.returncode is None, "the worker exited before its tool started"
+        await asyncio.sleep(0.05)
+    raise AssertionError("the worker's tool never started")
+
+
+@pytest.mark.slow
+async def test_a_resumer_killed_mid_tool_leaves_an_interrupted_pause_that_recovers_once(
+        sqlite_url: str, calls: Path) -> None:
+    lease = 1.0
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
+                         claim_lease=timedelta(seconds=lease)) as host:
+        token, jti = await paused(host, "charge")
+    env = {**os.environ, "SYMFONIC_TEST_HANG": "charge", "PYTHONPATH": str(ROOT)}
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.platform.lease_worker", sqlite_url, token, str(lease),
+        cwd=ROOT, env=env)
+    try:
+        await until_the_tool_started(worker)
+        worker.send_signal(signal.SIGKILL)
+    finally:
+        await asyncio.wait_for(worker.wait(), timeout=30)
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
+                         claim_lease=timedelta(seconds=lease)) as host:
+        assert await status(host, jti) == "claimed"  # the lease has not lapsed yet
+        await asyncio.sleep(lease + 0.2)
+        assert [t.jti for t in await host.pauses(ACME, status="interrupted")] == [jti]
+        outcomes = await asyncio.gather(*(host.recover(token) for _ in range(4)),
+                                        return_exceptions=True)
+        assert sum(not isinstance(o, BaseException) for o in outcomes) == 1
+        assert all(isinstance(o, PauseAlreadyResumed | RecoveryRefused) for o in outcomes
+                   if isinstance(o, BaseException))
+        assert len(ran()) == 1 and await status(host, jti) == "completed"
