@@ -241,13 +241,16 @@ def db_migrate(url: UrlOption = None) -> None:
 @app.command()
 def serve(url: UrlOption = None,
           host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-          port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000) -> None:
+          port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+          grace: Annotated[float | None, typer.Option(
+              help="Seconds a stop (SIGTERM, Ctrl-C) lets running turns finish before cancelling "
+                   "them (default: $SYMFONIC_SHUTDOWN_GRACE, else 30).", min=0)] = None) -> None:
     """Serve the HTTP API and the inbox page (needs ``pip install 'symfonic[http]'``)."""
     try:
         from symfonic.transports.http.server import run_server
     except ImportError as missing:
         raise typer.BadParameter(f"{missing}: pip install 'symfonic[http]'") from None
-    run_server(open_host(url), host=host, port=port)
+    run_server(open_host(url), host=host, port=port, grace=grace)
 
 
 def _api_keys() -> Any:

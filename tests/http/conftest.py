@@ -37,7 +37,7 @@ def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[
         keys = ApiKeys()
         secrets = {"acme": keys.issue("acme"), "globex": keys.issue("globex"),
                    "acme-reader": keys.issue("acme", permissions=["pauses:read"])}
-        app = create_app(host, keys, webhooks, public_url=url, max_body=max_body, drain_timeout=5)
+        app = create_app(host, keys, webhooks, public_url=url, max_body=max_body, grace=5)
         served = Served(app, sock)
         running.append(served)
         return LiveServer(served=served, host=host, keys=keys, clock=clock, secrets=secrets)

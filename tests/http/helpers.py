@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shutil
+import signal
 import socket
+import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -30,6 +35,7 @@ from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys
 
 T = TypeVar("T")
+SYMFONIC = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
 SECRET = "test-secret-for-pause-tokens-0123456789"
 READY_SECONDS = 15.0
 
@@ -55,6 +61,7 @@ class Served:
 
     def __init__(self, app: ASGIApp, sock: socket.socket) -> None:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.app = app
         ready = threading.Event()
         config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="none", http="h11",
                                 loop="asyncio", timeout_graceful_shutdown=5)
@@ -128,6 +135,20 @@ async def paused_run(client: httpx.AsyncClient, server: LiveServer, tenant: str 
     return str(outcome["interrupt"]["token"])
 
 
+async def sign_in(client: httpx.AsyncClient, server: LiveServer, name: str = "acme") -> str:
+    """Sign in with the key ``name``; the CSRF token of its session."""
+    response = await client.post("/inbox/login", data={"key": server.secrets[name]})
+    assert response.status_code == 303, response.text
+    assert "httponly" in response.headers["set-cookie"].lower()
+    return csrf_of((await client.get("/inbox")).text)
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]{64})"', page)
+    assert found, page
+    return found.group(1)
+
+
 def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
     """(event, data) of every frame of an SSE body."""
     events = []
@@ -165,3 +186,62 @@ def desk_agent() -> AgentSpec:
                      capabilities=[HumanInteraction(interrupts=[Interrupt(
                          name="pick_plan", description="Ask which plan the customer gets.",
                          question=PlanQuestion, answer=PlanAnswer)])])
+
+
+class Serving:
+    """A service process (``symfonic serve``, or ``slow_server.py``) that printed its banner."""
+
+    def __init__(self, process: asyncio.subprocess.Process, banner: str) -> None:
+        self.process = process
+        self.banner = banner
+        self.url = re.search(r"inbox:\s+(http://\S+)/inbox#key=", banner).group(1)  # type: ignore[union-attr]
+        self.key = re.search(r"API key:\s+(sfk_\S+)", banner).group(1)  # type: ignore[union-attr]
+        self._rest = asyncio.create_task(self._read_rest())
+
+    async def _read_rest(self) -> bytes:
+        assert self.process.stdout is not None
+        return await self.process.stdout.read()  # keeps the pipe from filling up
+
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+    async def ended(self, within: float) -> tuple[int, str]:
+        """The exit status and the output after the banner, once the process has ended."""
+        rest = (await asyncio.wait_for(asyncio.shield(self._rest), within)).decode()
+        return await asyncio.wait_for(self.process.wait(), within), rest
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGINT)
+        code, rest = await self.ended(30)
+        assert "Application shutdown complete" in rest, rest
+        assert code in (0, 130), rest  # 130: uvicorn re-raises the SIGINT it shut down on
+
+
+async def spawn(command: Sequence[str], cwd: Path, env: dict[str, str]) -> Serving:
+    """Start a service process; returns once uvicorn says it is listening."""
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    assert process.stdout is not None
+    output = ""
+    while "try:" not in output or "Uvicorn running on" not in output:
+        line = await asyncio.wait_for(process.stdout.readline(), 30)
+        assert line, f"{command[0]} exited early: {output}"
+        output += line.decode()
+    return Serving(process, output)
+
+
+def free_port() -> int:
+    sock = loopback_socket()
+    port = int(sock.getsockname()[1])
+    sock.close()
+    return port
+
+
+async def until(check: Callable[[], bool], within: float = 15.0) -> None:
+    """Wait until ``check()`` holds, polling."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Browser, Page, Route, async_playwright, expect
 
+from symfonic.transports.http.sessions import COOKIE
 from tests.http.helpers import LiveServer, paused_run, refund_lines
 
 CHROMIUM = Path(os.environ.get("SYMFONIC_TEST_CHROMIUM", "/usr/bin/chromium"))
@@ -34,15 +35,27 @@ def chromium() -> Path:
 
 
 @pytest.fixture
-async def page(server: LiveServer, chromium: Path) -> AsyncIterator[Page]:
+async def browser(server: LiveServer, chromium: Path) -> AsyncIterator[Browser]:
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
+        launched = await playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
         try:
-            tab = await browser.new_page()
-            tab.set_default_timeout(15_000)
-            yield tab
+            yield launched
         finally:
-            await browser.close()
+            await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Browser) -> Page:
+    tab = await browser.new_page()
+    tab.set_default_timeout(15_000)
+    return tab
+
+
+@pytest.fixture
+async def page_without_script(browser: Browser) -> Page:
+    tab = await (await browser.new_context(java_script_enabled=False)).new_page()
+    tab.set_default_timeout(15_000)
+    return tab
 
 
 async def test_a_person_approves_a_refund_in_the_inbox(page: Page, server: LiveServer,
@@ -88,3 +101,57 @@ async def test_a_person_edits_the_arguments_or_rejects_with_a_reason(
     await expect(page.locator(".outcome-completed")).to_contain_text("order 7 was a gift")
 
     assert refund_lines(refunds) == [{"order_id": 1234, "amount": 100.0}]
+
+
+async def signed_in_cookie(page: Page) -> str:
+    found = [c.get("value", "") for c in await page.context.cookies() if c.get("name") == COOKIE]
+    assert len(found) == 1, found
+    return found[0]
+
+
+async def test_a_person_signs_out_with_the_pages_form(page: Page, server: LiveServer) -> None:
+    await page.goto(f"{server.url}/inbox#key={server.secrets['acme']}")
+    await expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    copied = await signed_in_cookie(page)
+
+    await page.get_by_role("button", name="Sign out").click()
+
+    await expect(page.locator("#login")).to_be_visible()
+    assert [c for c in await page.context.cookies() if c.get("name") == COOKIE] == []
+    async with httpx.AsyncClient(headers={"Cookie": f"{COOKIE}={copied}"}) as copy:
+        again = await copy.get(f"{server.url}/inbox")  # a copy of the cookie is signed out too
+        assert 'action="/inbox/login"' in again.text and "Sign out" not in again.text
+
+
+async def test_signing_in_and_out_works_without_javascript(page_without_script: Page,
+                                                           server: LiveServer) -> None:
+    page = page_without_script
+    await page.goto(f"{server.url}/inbox")
+    await page.get_by_label("API key").fill(server.secrets["acme"])
+    await page.get_by_role("button", name="Open the inbox").click()  # Origin and Sec-Fetch-Site sent
+    await expect(page.locator("header .who")).to_contain_text("acme")
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.locator("#login")).to_be_visible()
+    assert [c for c in await page.context.cookies() if c.get("name") == COOKIE] == []
+
+
+async def test_a_sign_in_form_on_another_site_cannot_sign_a_person_in(
+        page: Page, server: LiveServer) -> None:
+    """Login CSRF: another site's page posts its own key to the inbox, in the person's browser."""
+    attacker_key = server.secrets["globex"]
+    trap = (f'<!doctype html><form method="post" action="{server.url}/inbox/login">'
+            f'<input type="hidden" name="key" value="{attacker_key}">'
+            '<button type="submit">Win a prize</button></form>')
+
+    async def evil(route: Route) -> None:
+        await route.fulfill(status=200, content_type="text/html", body=trap)
+
+    await page.route("http://evil.example/**", evil)
+    await page.goto("http://evil.example/")
+    await page.get_by_role("button", name="Win a prize").click()
+
+    await expect(page.locator("[data-error=forbidden]")).to_contain_text("own page")
+    assert page.url == f"{server.url}/inbox/login"
+    assert [c for c in await page.context.cookies() if c.get("name") == COOKIE] == []
+    await page.goto(f"{server.url}/inbox")
+    await expect(page.locator("#login")).to_be_visible()

@@ -21,10 +21,10 @@ from schemathesis import GenerationMode
 from tests.http.helpers import LiveServer, paused_run
 
 ROUTES = {
-    ("post", "/v1/agents/{name}/runs"): {200, 401, 403, 404, 409, 413, 422},
+    ("post", "/v1/agents/{name}/runs"): {200, 401, 403, 404, 409, 413, 422, 503},
     ("get", "/v1/pauses"): {200, 401, 403, 422},
     ("get", "/v1/pauses/{token}"): {200, 400, 401, 403, 404, 410},
-    ("post", "/v1/pauses/{token}/resume"): {200, 400, 401, 403, 404, 409, 410, 413, 422},
+    ("post", "/v1/pauses/{token}/resume"): {200, 400, 401, 403, 404, 409, 410, 413, 422, 503},
     ("delete", "/v1/pauses/{token}"): {200, 400, 401, 403, 404, 410},
 }
 EXAMPLES = 40
@@ -40,8 +40,9 @@ async def test_the_document_describes_every_route_body_and_error(client: httpx.A
             schema = operation["responses"][str(code)]["content"]["application/json"]["schema"]
             assert schema["$ref"].startswith("#/components/schemas/"), (method, path, code)
         assert operation["security"] == [{"ApiKey": []}]
-    for path in ("/inbox", "/inbox/login", "/inbox/pauses/{token}", "/inbox/runs"):
+    for path in ("/inbox", "/inbox/login", "/inbox/logout", "/inbox/pauses/{token}", "/inbox/runs"):
         assert path in paths
+    assert set(paths["/inbox/logout"]) == {"post"}
     schemas = document["components"]["schemas"]
     assert {"RunRequest", "ResumeRequest", "Outcome", "Ticket", "PauseList", "Problem",
             "InvalidProblem", "AlreadyResumedProblem"} <= set(schemas)

@@ -81,7 +81,7 @@ async def test_sessions_are_per_tenant(client: httpx.AsyncClient, server: LiveSe
     assert response.status_code == 200
     assert response.json()["status"] == "completed"
     listed = await client.get("/v1/pauses", headers=server.auth("globex"))
-    assert listed.json() == {"pauses": []}
+    assert listed.json() == {"pauses": [], "next_cursor": None}
 
 
 async def test_a_missing_or_unknown_key_is_401(client: httpx.AsyncClient, server: LiveServer) -> None:

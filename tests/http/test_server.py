@@ -2,47 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import re
-import shutil
-import signal
 import stat
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.http.helpers import loopback_socket, refund_lines
-
-SYMFONIC = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
-
-
-class Serving:
-    def __init__(self, process: asyncio.subprocess.Process, banner: str) -> None:
-        self.process = process
-        self.banner = banner
-        self.url = re.search(r"inbox:\s+(http://\S+)/inbox#key=", banner).group(1)  # type: ignore[union-attr]
-        self.key = re.search(r"API key:\s+(sfk_\S+)", banner).group(1)  # type: ignore[union-attr]
-
-        self._drain = asyncio.create_task(self._read_rest())
-
-    async def _read_rest(self) -> bytes:
-        assert self.process.stdout is not None
-        return await self.process.stdout.read()  # keeps the pipe from filling up
-
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.key}"}
-
-    async def stop(self) -> None:
-        if self.process.returncode is None:
-            self.process.send_signal(signal.SIGINT)
-        rest = (await asyncio.wait_for(self._drain, 30)).decode()
-        code = await asyncio.wait_for(self.process.wait(), 30)
-        assert "Application shutdown complete" in rest, rest
-        assert code in (0, 130), rest  # 130: uvicorn re-raises the SIGINT it shut down on
+from tests.http.helpers import SYMFONIC, Serving, free_port, refund_lines, spawn
 
 
 @pytest.fixture
@@ -60,19 +28,8 @@ async def serve(workdir: Path, refunds: Path) -> AsyncIterator[Callable[[], Awai
     started: list[Serving] = []
 
     async def start() -> Serving:
-        sock = loopback_socket()
-        port = sock.getsockname()[1]
-        sock.close()
-        process = await asyncio.create_subprocess_exec(
-            SYMFONIC, "serve", "--port", str(port), cwd=workdir, env=dict(os.environ),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        assert process.stdout is not None
-        output = ""
-        while "try:" not in output or "Uvicorn running on" not in output:
-            line = await asyncio.wait_for(process.stdout.readline(), 30)
-            assert line, f"symfonic serve exited early: {output}"
-            output += line.decode()
-        serving = Serving(process, output)
+        serving = await spawn([SYMFONIC, "serve", "--port", str(free_port())], workdir,
+                              dict(os.environ))
         started.append(serving)
         return serving
 

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from symfonic.kernel.events import RunEvent
 from symfonic.kernel.scope import Scope
 from symfonic.platform.continuation import AnswerInvalid
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import forms, pages
 from symfonic.transports.http.auth import ApiKeys
+from symfonic.transports.http.errors import Refusal
+from symfonic.transports.http.server import GRACE_VARIABLE, shutdown_grace
+from symfonic.transports.http.sse import RunPump
 
 
 def test_keys_are_hashed_at_rest_and_survive_a_reload(tmp_path: Path) -> None:
@@ -100,3 +106,44 @@ def test_importing_symfonic_imports_no_web_framework() -> None:
              "print(sorted({'fastapi', 'uvicorn', 'httpx', 'starlette'} & set(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]"
+
+
+async def test_a_drain_lets_quick_runs_end_then_cancels_and_awaits_the_rest() -> None:
+    ended: list[str] = []
+
+    async def run(name: str, seconds: float) -> AsyncIterator[RunEvent]:
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            ended.append(f"{name} cancelled")
+            raise
+        ended.append(f"{name} finished")
+        events: list[RunEvent] = []  # only how the run ends matters here
+        for event in events:
+            yield event
+
+    pump = RunPump()
+    quick, slow = pump.start(run("quick", 0.05)), pump.start(run("slow", 60))
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    await pump.drain(0.3)
+    assert 0.25 < loop.time() - began < 2
+    assert ended == ["quick finished", "slow cancelled"]  # cancelled and awaited, not abandoned
+    assert await quick.next() is None
+    with pytest.raises(Refusal) as interrupted:
+        await slow.next()
+    assert (interrupted.value.status, interrupted.value.error) == (503, "run_interrupted")
+    began = loop.time()
+    await pump.drain(5)  # nothing left: at once
+    assert loop.time() - began < 0.1
+
+
+def test_the_shutdown_grace_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(GRACE_VARIABLE, raising=False)
+    assert shutdown_grace() == 30.0
+    monkeypatch.setenv(GRACE_VARIABLE, " 2.5 ")
+    assert shutdown_grace() == 2.5
+    for wrong in ("soon", "-1", "nan", "inf"):
+        monkeypatch.setenv(GRACE_VARIABLE, wrong)
+        with pytest.raises(ValueError, match=GRACE_VARIABLE):
+            shutdown_grace()

@@ -4,6 +4,8 @@ Every route takes an API key (``Authorization: Bearer``) and acts in the key's t
 or a resume, answers with its outcome as JSON, or with its events as Server-Sent Events when the
 request sends ``Accept: text/event-stream``. A run that fails is still a 200: the exchange worked,
 and the outcome says ``failed`` (with ``error`` and ``error_type``).
+
+JSON bodies are parsed strictly (:mod:`.strict_json`): ``NaN`` and infinities are refused with 422.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as PathParam
 from starlette.responses import Response
 
+from symfonic.services.ledger import Listing
 from symfonic.transports.http.auth import ApiKey
+from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.schemas import (
     AlreadyResumedProblem,
     InvalidProblem,
@@ -29,8 +33,9 @@ from symfonic.transports.http.schemas import (
     ticket_body,
 )
 from symfonic.transports.http.service import permitted, run_response, service_of
+from symfonic.transports.http.strict_json import StrictJSONRoute
 
-router = APIRouter()
+router = APIRouter(route_class=StrictJSONRoute)
 
 _WHY = {
     400: "The token is malformed: not one this service minted, tampered with, or oversize.",
@@ -43,7 +48,11 @@ _WHY = {
     410: "The pause expired or was revoked.",
     413: "The request body is over the limit (64 KiB by default).",
     422: "The answer fails the pause's answer schema (``answer_invalid``, nothing was claimed), or "
-         "the request fails its own schema (``request_invalid``).",
+         "the request fails its own schema (``request_invalid``; also for JSON holding ``NaN`` or "
+         "an infinity).",
+    503: "The service is shutting down: it starts no new run (``shutting_down``, nothing was "
+         "started or claimed), or it cancelled this run when its grace period ran out "
+         "(``run_interrupted``).",
 }
 _MODELS: dict[int, type[Problem]] = {409: AlreadyResumedProblem, 422: InvalidProblem}
 _STREAM = {
@@ -63,7 +72,7 @@ TokenParam = Annotated[str, PathParam(description="The pause token, as a run or 
 
 @router.post("/v1/agents/{name}/runs", response_model=Outcome, tags=["runs"],
              operation_id="start_run", summary="Start a run",
-             responses={200: _STREAM, **_errors(401, 403, 404, 409, 413, 422)})
+             responses={200: _STREAM, **_errors(401, 403, 404, 409, 413, 422, 503)})
 async def start_run(name: Annotated[str, PathParam(description="The agent's name.")],
                     body: RunRequest, request: Request,
                     key: Annotated[ApiKey, Depends(permitted("runs"))]) -> Response:
@@ -75,19 +84,31 @@ async def start_run(name: Annotated[str, PathParam(description="The agent's name
     """
     service = service_of(request)
     agent = service.host.agent(name, key.scope)
+    service.check_accepting()
     session_id = body.session_id or uuid.uuid4().hex
     feed = service.pump.start(agent.stream(body.input, session_id=session_id))
     return await run_response(feed, request, service)
 
 
 @router.get("/v1/pauses", response_model=PauseList, tags=["pauses"], operation_id="list_pauses",
-            summary="List outstanding pauses", responses=_errors(401, 403, 422))
-async def list_pauses(request: Request, key: Annotated[ApiKey, Depends(permitted("pauses:read"))],
-                      limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
-    """The key's tenant's outstanding, unexpired pauses, oldest first, each with its token."""
+            summary="List pauses", responses=_errors(401, 403, 422, 503))
+async def list_pauses(
+        request: Request, key: Annotated[ApiKey, Depends(permitted("pauses:read"))],
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+        status: Annotated[Listing, Query(description="outstanding (answerable) or interrupted "
+                                         "(their resumer died: recover each)")] = "outstanding",
+        cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+) -> dict[str, Any]:
+    """A page of the key's tenant's pauses, oldest first, each with its token; ``next_cursor``
+    (when not null) fetches the next page."""
     service = service_of(request)
     base = service.base(request)
-    return {"pauses": [ticket_body(t, base) for t in await service.host.pauses(key.scope, limit=limit)]}
+    try:
+        tickets = await service.host.pauses(key.scope, status=status, limit=limit, after=cursor)
+    except ValueError as bad:
+        raise Refusal(422, "request_invalid", str(bad)) from None
+    return {"pauses": [ticket_body(t, base) for t in tickets],
+            "next_cursor": tickets[-1].cursor if len(tickets) == limit else None}
 
 
 @router.get("/v1/pauses/{token}", response_model=Ticket, tags=["pauses"], operation_id="get_pause",
@@ -106,7 +127,7 @@ async def get_pause(token: TokenParam, request: Request,
 
 @router.post("/v1/pauses/{token}/resume", response_model=Outcome, tags=["pauses"],
              operation_id="resume_pause", summary="Answer a pause",
-             responses={200: _STREAM, **_errors(400, 401, 403, 404, 409, 410, 413, 422)})
+             responses={200: _STREAM, **_errors(400, 401, 403, 404, 409, 410, 413, 422, 503)})
 async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
                        key: Annotated[ApiKey, Depends(permitted("pauses:answer"))]) -> Response:
     """Answer the pause and continue its turn, at most once.
@@ -117,7 +138,24 @@ async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
     """
     service = service_of(request)
     service.check_tenant(token, key.tenant)
+    service.check_accepting()  # before the claim: a claimed pause must get its turn
     events = await service.host.continuation.resume_stream(token, body.answer)
+    return await run_response(service.pump.start(events), request, service)
+
+
+@router.post("/v1/pauses/{token}/recover", response_model=Outcome, tags=["pauses"],
+             operation_id="recover_pause", summary="Continue an interrupted turn",
+             responses={200: _STREAM, **_errors(400, 401, 403, 404, 409, 410, 503)})
+async def recover_pause(token: TokenParam, request: Request,
+                        key: Annotated[ApiKey, Depends(permitted("pauses:answer"))]) -> Response:
+    """Continue, once, a turn whose resumer died (``status: interrupted``), from its last durable
+    point: stored tool results are not run again, and a call that may or may not have run is
+    reported to the model as such unless its tool is idempotent. 409 ``recovery_refused`` for a
+    pause that is not interrupted; 409 ``pause_already_resumed`` once it was recovered."""
+    service = service_of(request)
+    service.check_tenant(token, key.tenant)
+    service.check_accepting()
+    events = await service.host.continuation.recover_stream(token)
     return await run_response(service.pump.start(events), request, service)
 
 

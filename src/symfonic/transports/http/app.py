@@ -1,8 +1,11 @@
 """``create_app``: the HTTP API, the inbox page and the webhooks over one :class:`Host`.
 
 The app's lifespan owns what runs in the background: it opens the host's store (and closes it,
-unless told the caller manages the host), starts the webhook dispatcher, and at shutdown waits
-for runs still going (a resumed turn must finish: its pause is already claimed) before stopping.
+unless told the caller manages the host), starts the webhook dispatcher, and at shutdown drains
+the runs still going (``grace`` seconds to finish, then they are cancelled and awaited) before
+stopping. A server that knows when it was told to stop starts the drain earlier, at the signal
+(:class:`.server.DrainingServer`, what ``symfonic serve`` runs), so the grace counts from there
+and the runs of requests still in flight are covered by it too.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ logger = logging.getLogger("symfonic.http")
 
 def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = None, *,
                public_url: str | None = None, max_body: int = DEFAULT_MAX_BODY,
-               manage_host: bool = True, drain_timeout: float = 30.0) -> FastAPI:
+               manage_host: bool = True, grace: float = 30.0) -> FastAPI:
     """The service over ``host``, for the tenants ``api_keys`` map to.
 
     Args:
@@ -50,9 +53,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             own base URL; webhooks, which have no request, then carry a path only.
         max_body: Request bodies over this many bytes are refused with 413.
         manage_host: Start the host's store with the app and close it at shutdown.
-        drain_timeout: Seconds shutdown waits for runs still going before cancelling them.
+        grace: Seconds a shutdown gives the runs still going before cancelling them; new runs
+            are refused (503) from the moment the shutdown starts.
     """
-    service = Service(host=host, keys=api_keys, public_url=public_url)
+    service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace)
     poster = _HttpxPoster() if webhooks is not None else None
     if webhooks is not None and poster is not None:
         service.webhooks = WebhookDispatcher(webhooks, post=poster, payload=_announcer(service))
@@ -69,7 +73,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         try:
             yield
         finally:
-            await service.pump.drain(grace=drain_timeout)
+            await service.drain()
             if service.webhooks is not None:
                 await service.webhooks.aclose()
             if poster is not None:
@@ -85,7 +89,8 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             "maps to one tenant; a key never sees another tenant's runs or pauses. Errors share "
             "one body, `{\"error\": code, \"detail\": text}`: 400 malformed token, 401 no or "
             "unknown key, 403 permission, 404 unknown (or another tenant's) pause, 409 already "
-            "resumed, 410 expired or revoked, 413 body too large, 422 invalid answer."),
+            "resumed, 410 expired or revoked, 413 body too large, 422 invalid answer or request "
+            "(JSON with NaN or an infinity included), 503 shutting down."),
         openapi_tags=[
             {"name": "runs", "description": "Start turns of the host's agents."},
             {"name": "pauses", "description": "Read, answer and revoke the pauses of a tenant."},

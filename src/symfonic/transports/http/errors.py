@@ -13,11 +13,18 @@ AnswerInvalid                        422   answer_invalid               + ``erro
 IncompatibleDefinition               409   incompatible_definition
 AgentNotServed                       404   unknown_agent
 SessionAwaitingAnswer                409   session_awaiting_answer
-ContinuationUnavailable              503   continuation_unavailable
+ContinuationUnavailable              503   continuation_unavailable     + ``Retry-After: 5``
+StoreUnavailable                     503   store_unavailable            + ``Retry-After: 5``
+ClaimLost                            503   claim_lost                   the turn stopped
+OutcomeUnknown                       500   outcome_unknown              applied; recover it
+RecoveryRefused                      409   recovery_refused             + ``status``
 (body fails the route's schema)      422   request_invalid              + ``errors``
+(JSON with NaN or an infinity)       422   request_invalid              + ``errors``
 (no or unknown API key)              401   unauthorized
 (key lacks the permission)           403   forbidden
 (body over the limit)                413   body_too_large
+(run or resume while stopping)       503   shutting_down                nothing started
+(shutdown cut the run off)           503   run_interrupted              :func:`run_interrupted`
 =================================  ======  ===========================  ==========================
 
 A 404 for a pause always says the same thing, whether the pause does not exist or belongs to
@@ -40,20 +47,25 @@ from symfonic.errors import SymfonicError
 from symfonic.platform.continuation import (
     AgentNotServed,
     AnswerInvalid,
+    ClaimLost,
     ContinuationUnavailable,
     IncompatibleDefinition,
     MalformedPauseToken,
+    OutcomeUnknown,
     PauseAlreadyResumed,
     PauseExpired,
     PauseRevoked,
+    RecoveryRefused,
     UnknownPauseToken,
 )
+from symfonic.services.conversation import StoreUnavailable
 
 logger = logging.getLogger("symfonic.http")
 UNKNOWN_PAUSE = "no such pause in this tenant"
 HANDLED: tuple[type[Exception], ...] = (
     UnknownPauseToken, AnswerInvalid, IncompatibleDefinition, ContinuationUnavailable,
-    SessionAwaitingAnswer)
+    SessionAwaitingAnswer, StoreUnavailable, ClaimLost, OutcomeUnknown, RecoveryRefused)
+RETRY_LATER = {"Retry-After": "5"}
 """The core's refusals this module maps."""
 
 
@@ -67,6 +79,20 @@ class Refusal(SymfonicError):
         self.error = error
         self.detail = detail
         self.headers = headers
+
+
+INTERRUPTED = "run_interrupted"
+
+
+def run_interrupted() -> Refusal:
+    """The service stopped before the run ended: the grace period of its shutdown ran out and
+    the run was cancelled (a resumed turn's pause is then given back or marked interrupted by the
+    continuation; the pause's ticket says which).
+
+    A :class:`Refusal` rather than a class of its own: every error class is drawn in the one tree
+    of :mod:`symfonic.errors`, and this one is told apart by its code, like the other refusals.
+    """
+    return Refusal(503, INTERRUPTED, "the service shut down before this run ended, and cancelled it")
 
 
 REFUSALS: tuple[type[Exception], ...] = (Refusal, *HANDLED)
@@ -114,7 +140,15 @@ def problem_of(error: Exception) -> Problem:
         case AgentNotServed():
             return Problem(404, _body("unknown_agent", detail))
         case ContinuationUnavailable():
-            return Problem(503, _body("continuation_unavailable", detail))
+            return Problem(503, _body("continuation_unavailable", detail), RETRY_LATER)
+        case StoreUnavailable():
+            return Problem(503, _body("store_unavailable", detail), RETRY_LATER)
+        case ClaimLost():
+            return Problem(503, _body("claim_lost", detail))
+        case OutcomeUnknown():
+            return Problem(500, {**_body("outcome_unknown", detail), "interrupted": error.jti})
+        case RecoveryRefused():
+            return Problem(409, {**_body("recovery_refused", detail), "status": error.status})
         case SessionAwaitingAnswer():
             return Problem(409, _body("session_awaiting_answer", detail))
     raise TypeError(f"no HTTP mapping for {type(error).__name__}") from error

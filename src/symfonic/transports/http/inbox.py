@@ -1,9 +1,15 @@
 """The inbox: a person sees the tenant's pending pauses and answers them from a browser.
 
 Sign-in is with an API key (``pauses:read``; answering needs ``pauses:answer``). The key is sent
-once, to ``POST /inbox/login``, and never stored in the browser: the session cookie holds only the
-key's id, an expiry and an HMAC (``HttpOnly``, ``SameSite=Strict``, path ``/inbox``), so removing
-the key ends its sessions. Every form carries a CSRF token derived from the session.
+once, to ``POST /inbox/login``, and never stored in the browser: the session cookie holds only a
+random session id and its HMAC (``HttpOnly``, ``SameSite=Strict``, path ``/inbox``); the server
+keeps which key the session stands for, so removing the key ends its sessions, and signing out
+(``POST /inbox/logout``, with the form's CSRF token) ends the session for every copy of the cookie.
+Every form carries a CSRF token derived from the session.
+
+A sign-in posted from another site's page is refused (403) before its key is even read: the
+``Origin`` and ``Sec-Fetch-Site`` headers must not name another site. The service's own origins are
+the request's base URL and the configured ``public_url`` (:mod:`.sessions` says why both).
 
 Forms work without JavaScript (POST, then a redirect to the pause's page, which shows its
 outcome); the script only hides the fields a decision does not need, signs in from an inbox link
@@ -13,9 +19,7 @@ while nothing is being typed.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import time
 import uuid
 from typing import Annotated, Any
 
@@ -33,14 +37,15 @@ from symfonic.transports.http import forms, pages
 from symfonic.transports.http.auth import ApiKey, Permission
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
 from symfonic.transports.http.service import Service, service_of
+from symfonic.transports.http.sessions import COOKIE, Session, cross_site
 
-COOKIE = "symfonic_inbox"
-SESSION_SECONDS = 12 * 3600
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
                                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",  # pause tokens are in the inbox's URLs
+    # Pause tokens are in the inbox's URLs: never sent to another site. Not ``no-referrer``: under
+    # it a browser sends ``Origin: null`` with the inbox's own form posts, and sign-in checks it.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 _FORM_BODY = {"requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {
@@ -48,10 +53,12 @@ _FORM_BODY = {"requestBody": {"required": True, "content": {"application/x-www-f
 _HTML = {"content": {"text/html": {"schema": {"type": "string"}}}}
 _PAGES: dict[int | str, dict[str, Any]] = {code: {**_HTML, "description": why} for code, why in (
     (400, "Malformed token."), (401, "Not signed in, or an unknown key."),
-    (403, "The key lacks the permission, or the form's CSRF token is wrong."),
+    (403, "The key lacks the permission, the form's CSRF token is wrong, or a sign-in was posted "
+          "from another site's page."),
     (404, "No such pause in this tenant."), (409, "Cannot be answered from here."),
     (410, "Expired or revoked."), (413, "Body over the limit."),
-    (422, "The answer fails its schema; the form is shown again with the problems."))}
+    (422, "The answer fails its schema; the form is shown again with the problems."),
+    (503, "The service is shutting down: no new run, or this one was cut off."))}
 
 router = APIRouter(tags=["inbox"])
 TokenParam = Annotated[str, PathParam(description="The pause token.")]
@@ -71,11 +78,12 @@ async def root() -> RedirectResponse:
 async def inbox(request: Request) -> Response:
     """The tenant's pending questions, approvals and interrupts, each with its answer form."""
     service = service_of(request)
-    key = session_key(service, request)
-    if key is None:
+    signed_in = session_of(service, request)
+    if signed_in is None:
         return html(pages.login())
+    session, key = signed_in
     views = [view_of(service, t) for t in await service.host.pauses(key.scope)]
-    return html(pages.inbox(views, tenant=key.tenant, csrf=csrf(service, request),
+    return html(pages.inbox(views, tenant=key.tenant, csrf=service.sessions.csrf(session),
                             agents=sorted(service.host.specs)))
 
 
@@ -83,26 +91,50 @@ async def inbox(request: Request) -> Response:
              openapi_extra=_FORM_BODY, responses={303: {"description": "Signed in."},
                                                   **{c: _PAGES[c] for c in (401, 403, 413)}})
 async def login(request: Request) -> Response:
+    """Sign in with an API key posted from the sign-in form; refused when posted cross-site."""
     service = service_of(request)
+    foreign = cross_site(request, service.public_url)
+    if foreign is not None:
+        return html(pages.problem(403, "forbidden", f"Sign in from this service's own page: "
+                                                    f"{foreign}."), 403)
     form = await _form(request)
     key = service.keys.authenticate(form.get("key", "").strip())
     if key is None:
         return html(pages.login("That key is not one this service knows."), 401)
     if not key.allows("pauses:read"):
         return html(pages.login("That key may not read pauses."), 403)
+    previous = service.sessions.find(request.cookies.get(COOKIE, ""))
+    if previous is not None:  # signing in again, maybe with another key: one session per browser
+        service.sessions.close(previous)
     target = form.get("next", "")
     response = RedirectResponse(target if _local(target) else "/inbox", status_code=303)
-    response.set_cookie(COOKIE, _session_value(service, key), max_age=SESSION_SECONDS,
+    response.set_cookie(COOKIE, service.sessions.open(key.id), max_age=int(service.sessions.lifetime),
                         path="/inbox", httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
     return response
 
 
-@router.post("/inbox/logout", summary="Sign out of the inbox",
-             responses={303: {"description": "Signed out."}})
-async def logout() -> Response:
+@router.post("/inbox/logout", summary="Sign out of the inbox", openapi_extra=_FORM_BODY,
+             responses={303: {"description": "Signed out (or was not signed in)."},
+                        403: _PAGES[403]})
+async def logout(request: Request) -> Response:
+    """End the session on the server, so no copy of its cookie is signed in any more.
+
+    Needs the CSRF token of the page's sign-out form: without it another site could sign a person
+    out at will. A browser that is not signed in (no cookie, an ended session, a removed key) is
+    just sent to the sign-in page.
+    """
+    service = service_of(request)
+    signed_in = session_of(service, request)
+    if signed_in is not None:
+        session, _ = signed_in
+        form = await _form(request)
+        if not hmac.compare_digest(form.get("csrf", ""), service.sessions.csrf(session)):
+            return _problem(_stale_form())
+        service.sessions.close(session)
     response = RedirectResponse("/inbox", status_code=303)
-    response.delete_cookie(COOKIE, path="/inbox")
+    response.delete_cookie(COOKIE, path="/inbox", httponly=True, samesite="strict",
+                           secure=request.url.scheme == "https")
     return response
 
 
@@ -111,15 +143,17 @@ async def logout() -> Response:
 async def pause_page(token: TokenParam, request: Request) -> Response:
     """The pause: its question, its form while outstanding, its outcome once answered."""
     service = service_of(request)
-    key = session_key(service, request)
-    if key is None:
+    signed_in = session_of(service, request)
+    if signed_in is None:
         return html(pages.login(next_url=f"/inbox/pauses/{token}"), 401)
+    session, key = signed_in
     try:
         service.check_tenant(token, key.tenant)
         ticket = await service.host.continuation.ticket(token)
     except REFUSALS as refused:
         return _problem(refused)
-    return html(pages.pause(view_of(service, ticket), tenant=key.tenant, csrf=csrf(service, request)))
+    return html(pages.pause(view_of(service, ticket), tenant=key.tenant,
+                            csrf=service.sessions.csrf(session)))
 
 
 @router.post("/inbox/pauses/{token}", summary="Answer a pause from its form",
@@ -129,37 +163,39 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
 async def answer(token: TokenParam, request: Request) -> Response:
     service = service_of(request)
     try:
-        key, form = await _signed_in_form(service, request, "pauses:answer")
+        key, form, csrf_token = await _signed_in_form(service, request, "pauses:answer")
         service.check_tenant(token, key.tenant)
         view = view_of(service, await service.host.continuation.ticket(token))
         if view.form is None:
             raise Refusal(409, "not_answerable", "this pause cannot be answered from this service")
+        service.check_accepting()  # before the claim: a claimed pause must get its turn
         try:
             events = await service.host.continuation.resume_stream(
                 token, forms.parse(view.form, form))
         except AnswerInvalid as invalid:
-            return html(pages.pause(view, tenant=key.tenant, csrf=csrf(service, request),
+            return html(pages.pause(view, tenant=key.tenant, csrf=csrf_token,
                                     errors=invalid.errors, submitted=form), 422)
         except PauseAlreadyResumed:
             return RedirectResponse(f"/inbox/pauses/{token}", status_code=303)
+        await collect(service.pump.start(events).events())  # the turn goes on if the person leaves
     except REFUSALS as refused:
         return _problem(refused)
-    await collect(service.pump.start(events).events())  # the turn goes on if the person leaves
     return RedirectResponse(f"/inbox/pauses/{token}", status_code=303)
 
 
 @router.post("/inbox/runs", summary="Start a run from the inbox", openapi_extra=_FORM_BODY,
              responses={200: {**_HTML, "description": "The run's outcome."},
                         303: {"description": "The run paused: its page."},
-                        **{c: _PAGES[c] for c in (401, 403, 404, 413)}})
+                        **{c: _PAGES[c] for c in (401, 403, 404, 413, 503)}})
 async def start_run(request: Request) -> Response:
     service = service_of(request)
     try:
-        key, form = await _signed_in_form(service, request, "runs")
+        key, form, csrf_token = await _signed_in_form(service, request, "runs")
         agent = service.host.agent(form.get("agent", ""), key.scope)
         text = form.get("input", "").strip()
         if not text:
             raise Refusal(422, "request_invalid", "type a message to start a run")
+        service.check_accepting()
         outcome = await collect(service.pump.start(
             agent.stream(text, session_id=f"inbox-{uuid.uuid4().hex}")).events())
     except REFUSALS as refused:
@@ -169,7 +205,7 @@ async def start_run(request: Request) -> Response:
     notice = (f"Completed: {outcome.output}" if outcome.status == "completed"
               else f"Failed: {outcome.error}")
     views = [view_of(service, t) for t in await service.host.pauses(key.scope)]
-    return html(pages.inbox(views, tenant=key.tenant, csrf=csrf(service, request),
+    return html(pages.inbox(views, tenant=key.tenant, csrf=csrf_token,
                             agents=sorted(service.host.specs), notice=notice))
 
 
@@ -192,48 +228,38 @@ def view_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
         arguments_schema=spec.question_schema if purpose == "approval" else None))
 
 
-def session_key(service: Service, request: Request) -> ApiKey | None:
-    """The key the session cookie stands for, while both are valid."""
-    raw = request.cookies.get(COOKIE, "")
-    key_id, _, rest = raw.partition(".")
-    expires, _, signature = rest.partition(".")
-    if not expires.isdigit() or int(expires) < time.time():
+def session_of(service: Service, request: Request) -> tuple[Session, ApiKey] | None:
+    """The browser's live session and the key it stands for, while both are valid."""
+    session = service.sessions.find(request.cookies.get(COOKIE, ""))
+    if session is None:
         return None
-    if not hmac.compare_digest(signature, _mac(service, f"{key_id}.{expires}")):
-        return None
-    key = service.keys.get(key_id)
-    return key if key is not None and key.allows("pauses:read") else None
-
-
-def csrf(service: Service, request: Request) -> str:
-    return _mac(service, "csrf:" + request.cookies.get(COOKIE, ""))
+    key = service.keys.get(session.key_id)
+    return (session, key) if key is not None and key.allows("pauses:read") else None
 
 
 async def _signed_in_form(service: Service, request: Request,
-                          permission: Permission) -> tuple[ApiKey, dict[str, str]]:
-    key = session_key(service, request)
-    if key is None:
+                          permission: Permission) -> tuple[ApiKey, dict[str, str], str]:
+    """The session's key, the posted form and its (checked) CSRF token."""
+    signed_in = session_of(service, request)
+    if signed_in is None:
         raise Refusal(401, "unauthorized", "sign in to the inbox first")
+    session, key = signed_in
     form = await _form(request)
-    if not hmac.compare_digest(form.get("csrf", ""), csrf(service, request)):
-        raise Refusal(403, "forbidden", "the form is stale or was not sent from the inbox: reload it")
+    expected = service.sessions.csrf(session)
+    if not hmac.compare_digest(form.get("csrf", ""), expected):
+        raise _stale_form()
     if not key.allows(permission):
         raise Refusal(403, "forbidden", f"this key lacks the {permission!r} permission")
-    return key, form
+    return key, form, expected
+
+
+def _stale_form() -> Refusal:
+    return Refusal(403, "forbidden", "the form is stale or was not sent from the inbox: reload it")
 
 
 async def _form(request: Request) -> dict[str, str]:
     async with request.form() as form:
         return {name: value for name, value in form.multi_items() if isinstance(value, str)}
-
-
-def _session_value(service: Service, key: ApiKey) -> str:
-    expires = int(time.time()) + SESSION_SECONDS
-    return f"{key.id}.{expires}.{_mac(service, f'{key.id}.{expires}')}"
-
-
-def _mac(service: Service, text: str) -> str:
-    return hmac.new(service.session_secret, text.encode(), hashlib.sha256).hexdigest()
 
 
 def _local(target: str) -> bool:

@@ -95,7 +95,9 @@ class Ticket(BaseModel):
 
 
 class PauseList(BaseModel):
-    pauses: list[Ticket] = Field(description="Outstanding pauses of the key's tenant, oldest first.")
+    pauses: list[Ticket] = Field(description="A page of the key's tenant's pauses, oldest first.")
+    next_cursor: str | None = Field(default=None, description="Pass as ``cursor`` for the next "
+                                    "page; null on the last page.")
 
 
 class Revoked(BaseModel):

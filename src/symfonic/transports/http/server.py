@@ -7,38 +7,84 @@ process it was printed by is one more secret lying around. Keys made otherwise (
 are kept.
 
 Webhooks: ``$SYMFONIC_WEBHOOK_URLS`` (comma-separated) and ``$SYMFONIC_WEBHOOK_SECRET``.
+
+Stopping (``SIGTERM``, or Ctrl+C) drains: the listening socket closes at once, new runs on
+connections still open are refused (503), the runs going and the requests in flight get the grace
+period (``$SYMFONIC_SHUTDOWN_GRACE`` seconds, 30 by default) to finish, then what is left is
+cancelled and awaited, and the process exits 0 (``SIGTERM``; uvicorn's 130 for Ctrl+C).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import signal
+import socket
+import threading
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
 from symfonic.platform.host import Host
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
+from symfonic.transports.http.service import service_of_app
 from symfonic.transports.webhooks import WebhookConfig
 
 DEMO_TENANT = "demo"
 DEVELOPMENT_LABEL = "development"
 WEBHOOK_URLS_VARIABLE = "SYMFONIC_WEBHOOK_URLS"
 WEBHOOK_SECRET_VARIABLE = "SYMFONIC_WEBHOOK_SECRET"
+GRACE_VARIABLE = "SYMFONIC_SHUTDOWN_GRACE"
+DEFAULT_GRACE = 30.0
+FLUSH_SECONDS = 5.0
+"""uvicorn's own deadline is the grace plus this: time for the requests of the runs the app cut off
+at the end of the grace to write their 503, before uvicorn would cut the connections instead."""
 
 
-def run_server(app_host: Host, *, host: str, port: int) -> None:
-    """Serve ``app_host``'s agents until interrupted, after printing the inbox URL and a key.
+class DrainingServer(uvicorn.Server):
+    """uvicorn that tells the app the moment it is asked to stop.
+
+    uvicorn's graceful shutdown closes the listening sockets and waits for the requests in flight
+    (up to ``timeout_graceful_shutdown``), and only then runs the app's lifespan shutdown. Runs
+    are what those requests wait for, so the app's drain starts here, with the shutdown: new runs
+    are refused from now on, the runs going get the app's grace from this moment, and one still
+    going at its end is cancelled by the app, whose request then answers ``run_interrupted``
+    (503) well before uvicorn's own, later deadline would drop the connection unanswered.
+
+    ``app`` is the app ``create_app`` made (``config`` serves it); give ``config`` a
+    ``timeout_graceful_shutdown`` a few seconds over the app's grace.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: Any) -> None:
+        super().__init__(config)
+        self.service = service_of_app(app)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.service.drain()
+        await super().shutdown(sockets=sockets)
+
+
+def run_server(app_host: Host, *, host: str, port: int, grace: float | None = None) -> None:
+    """Serve ``app_host``'s agents until stopped, after printing the inbox URL and a key.
 
     The caller composes the host (the CLI uses the example support agent unless told otherwise);
     this function only adds the HTTP layer, so it serves any app the same way.
+
+    Args:
+        grace: Seconds a stop gives the runs going (``$SYMFONIC_SHUTDOWN_GRACE``, else 30).
+
+    Raises:
+        ValueError: the webhook or grace configuration is wrong.
     """
+    grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     keys.remove_labelled(DEMO_TENANT, DEVELOPMENT_LABEL)
     key = keys.issue(DEMO_TENANT, label=DEVELOPMENT_LABEL)
     webhooks = webhook_config()
     public_url = f"http://{_reachable(host)}:{port}"
-    app = create_app(app_host, keys, webhooks, public_url=public_url)
+    app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace)
     served = ", ".join(sorted(app_host.specs)) or "no agents"
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
@@ -51,7 +97,52 @@ def run_server(app_host: Host, *, host: str, port: int) -> None:
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "
           f"{key}' -H 'Content-Type: application/json' -d '{{\"input\": \"Please refund order "
           f"42.\"}}'", flush=True)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).run()
+    config = uvicorn.Config(app, host=host, port=port, log_level="info",
+                            timeout_graceful_shutdown=math.ceil(grace + FLUSH_SECONDS))
+    serve_until_stopped(DrainingServer(config, app))
+
+
+def serve_until_stopped(server: uvicorn.Server) -> None:
+    """Run ``server``; a ``SIGTERM`` drains it and the process then exits 0.
+
+    uvicorn shuts down gracefully on ``SIGTERM``, then raises the signal again under the handler
+    that was there before, so that the process ends as the signal would have ended it: with the
+    default handler, killed by ``SIGTERM`` (status 143), which shells, container runtimes and
+    most supervisors report as a failure although the stop was clean and asked for. Under this
+    handler the signal raised again only asks the stopped server to stop, and the process exits 0;
+    a ``SIGTERM`` that comes before uvicorn has installed its own handlers stops the server as
+    soon as it has started.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        server.run()  # signals reach the main thread only
+        return
+
+    def stop(_signal: int, _frame: object) -> None:
+        server.should_exit = True
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        server.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def shutdown_grace() -> float:
+    """``$SYMFONIC_SHUTDOWN_GRACE`` in seconds, else :data:`DEFAULT_GRACE`.
+
+    Raises:
+        ValueError: it is not a number of seconds, or negative.
+    """
+    text = os.environ.get(GRACE_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_GRACE
+    try:
+        grace = float(text)
+    except ValueError:
+        raise ValueError(f"${GRACE_VARIABLE} must be a number of seconds, not {text!r}") from None
+    if not grace >= 0 or grace == float("inf"):
+        raise ValueError(f"${GRACE_VARIABLE} must be a finite number of seconds >= 0, not {text!r}")
+    return grace
 
 
 def webhook_config() -> WebhookConfig | None:

@@ -4,14 +4,19 @@ The one rule this module exists for: **a key acts in its own tenant only**. For 
 is read from the token's verified scope (``host.continuation.scope_of``, offline) and compared with
 the key's *before* the ticket is read or the resume starts; a token of another tenant is refused
 exactly like a token nobody issued (404), whatever state its pause is in.
+
+It also knows whether the service is stopping: from the moment a drain starts (``SIGTERM`` under
+``symfonic serve``, else the app's shutdown) new runs and resumes are refused with 503
+``shutting_down``, checked *before* a resume claims its pause, since a claimed pause must get its
+turn; the runs already going get the grace period to finish.
 """
 
 from __future__ import annotations
 
-import secrets
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -23,6 +28,7 @@ from symfonic.platform.host import Host
 from symfonic.transports.http.auth import ApiKey, ApiKeys, Permission
 from symfonic.transports.http.errors import Refusal, foreign_pause
 from symfonic.transports.http.schemas import event_body, outcome_body
+from symfonic.transports.http.sessions import InboxSessions
 from symfonic.transports.http.sse import Feed, RunPump, event_stream, wants_events
 from symfonic.transports.webhooks import WebhookDispatcher
 
@@ -37,8 +43,9 @@ class Service:
     Attributes:
         public_url: Where clients reach this service, for the ``resume_url`` of tickets and
             webhooks; the request's own base URL when None (webhooks then send a path).
-        session_secret: Signs the inbox's session cookies and form tokens; random per app, so a
+        sessions: The inbox's sessions, kept in memory with a secret random per app, so a
             restart signs people out of the inbox (their keys still work).
+        grace: Seconds a drain gives the runs still going before it cancels them.
     """
 
     host: Host
@@ -46,10 +53,34 @@ class Service:
     public_url: str | None = None
     pump: RunPump = field(default_factory=RunPump)
     webhooks: WebhookDispatcher | None = None
-    session_secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    sessions: InboxSessions = field(default_factory=InboxSessions)
+    grace: float = 30.0
+    _drain: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     def base(self, request: Request) -> str:
         return self.public_url or str(request.base_url)
+
+    @property
+    def stopping(self) -> bool:
+        return self._drain is not None
+
+    def drain(self) -> asyncio.Task[None]:
+        """Start draining (once; later calls return the same task): refuse new runs from now on,
+        give the runs going ``grace`` seconds, then cancel and await what is left."""
+        if self._drain is None:
+            self._drain = asyncio.create_task(self.pump.drain(self.grace), name="symfonic-drain")
+        return self._drain
+
+    def check_accepting(self) -> None:
+        """Pass unless the service is stopping.
+
+        Raises:
+            Refusal: 503 ``shutting_down``; nothing was started or claimed.
+        """
+        if self.stopping:
+            raise Refusal(503, "shutting_down", "the service is shutting down and starts no new "
+                          "runs; nothing was started or claimed: try again shortly",
+                          headers={"Connection": "close"})
 
     def check_tenant(self, token: str, tenant: str) -> None:
         """Pass when ``token`` verifies offline and was minted in ``tenant``.
@@ -69,7 +100,12 @@ class Service:
 
 
 def service_of(request: Request) -> Service:
-    service = request.app.state.symfonic
+    return service_of_app(request.app)
+
+
+def service_of_app(app: Any) -> Service:
+    """The :class:`Service` of an app ``create_app`` made."""
+    service = app.state.symfonic
     assert isinstance(service, Service)
     return service
 

@@ -4,13 +4,19 @@ A resumed turn has claimed its pause before its first event: if its events were 
 response, a client that disconnects half-way (or a proxy timing out) would leave the pause
 ``claimed`` with its turn never finished. So every run the transport starts is pumped by a task of
 its own into a queue, and the response (JSON or Server-Sent Events) only reads that queue; the turn
-completes and records its outcome whoever is still listening, and the app's lifespan waits for
-such runs at shutdown.
+completes and records its outcome whoever is still listening.
+
+At shutdown the pump is drained: the runs going get a grace period to finish, then those left are
+cancelled *and awaited*, never abandoned (cancelling a resumed turn is how the continuation learns
+to give its pause back or mark it interrupted, which it can only do if the task gets to run its
+cleanup). A run cut off this way ends its feed with the refusal ``run_interrupted`` (503), so a
+client still waiting gets an answer that says so rather than a dropped connection.
 
 SSE frames: ``id`` is the event's position in the run, ``event`` its ``kind``, ``data`` its JSON
 (the event's fields). The last frame is the terminal event (``completed``, ``paused`` or
-``failed``); a server-side crash mid-stream ends with an ``error`` frame. A comment line is sent
-every 15 s while the run is quiet, so idle proxies keep the connection.
+``failed``); a server-side crash mid-stream, or a refusal such as a shutdown that cut the run off,
+ends with an ``error`` frame (a refusal's adds its ``code``: ``run_interrupted``). A comment line
+is sent every 15 s while the run is quiet, so idle proxies keep the connection.
 """
 
 from __future__ import annotations
@@ -26,9 +32,12 @@ from typing import Any
 from starlette.responses import StreamingResponse
 
 from symfonic.kernel.events import RunEvent
+from symfonic.transports.http.errors import Refusal, run_interrupted
 
 logger = logging.getLogger("symfonic.http")
 KEEPALIVE_SECONDS = 15.0
+CANCEL_SECONDS = 10.0
+"""How long a drain waits for cancelled runs to finish their cleanup before it gives up on them."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,7 @@ class RunPump:
         queue: asyncio.Queue[RunEvent | _End] = asyncio.Queue()
 
         async def pump() -> None:
-            end = _End(RuntimeError("the server stopped before the run ended"))
+            end = _End(run_interrupted())
             try:
                 async for event in events:
                     queue.put_nowait(event)
@@ -91,16 +100,27 @@ class RunPump:
         return Feed(queue)
 
     async def drain(self, grace: float) -> None:
-        """Let running turns finish (up to ``grace`` seconds), then cancel the rest."""
-        if not self._tasks:
+        """Let running turns finish (up to ``grace`` seconds), then cancel the rest and await them.
+
+        Runs started while this waits are waited for too, within the same deadline.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while self._tasks and (left := deadline - loop.time()) > 0:
+            await asyncio.wait(set(self._tasks), timeout=left)
+        doomed = set(self._tasks)
+        if not doomed:
             return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
-        for task in pending:
-            logger.error("a run was still going at shutdown and was cancelled")
+        logger.error("%d run(s) still going %.1f s into the shutdown were cancelled", len(doomed),
+                     grace)
+        for task in doomed:
             task.cancel()
-        for task in pending:
+        _, stuck = await asyncio.wait(doomed, timeout=CANCEL_SECONDS)
+        if stuck:
+            logger.error("%d cancelled run(s) did not end within %.0f s", len(stuck), CANCEL_SECONDS)
+        for task in doomed - stuck:
             with contextlib.suppress(asyncio.CancelledError):
-                await task
+                task.result()  # pump() keeps what the run raised for its reader; nothing to see
 
 
 def wants_events(accept: str | None) -> bool:
@@ -121,10 +141,8 @@ def event_stream(first: RunEvent | None, feed: Feed,
             while True:
                 try:
                     upcoming = await _next_or_quiet(feed)
-                except Exception as crashed:
-                    logger.exception("run crashed mid-stream")
-                    yield _frame(position + 1, "error", {"kind": "error", "error": str(crashed),
-                                                         "error_type": type(crashed).__name__})
+                except Exception as crashed:  # noqa: BLE001 - the stream's last word, logged by _error
+                    yield _frame(position + 1, "error", _error(crashed))
                     return
                 if not isinstance(upcoming, _Quiet):
                     break
@@ -144,6 +162,15 @@ async def _next_or_quiet(feed: Feed) -> RunEvent | _Quiet | None:
         return await asyncio.wait_for(feed.next(), KEEPALIVE_SECONDS)
     except TimeoutError:
         return _Quiet()
+
+
+def _error(crashed: Exception) -> dict[str, Any]:
+    """The ``error`` frame's data; a refusal (an answer, not a crash) is not logged as a crash."""
+    data = {"kind": "error", "error": str(crashed), "error_type": type(crashed).__name__}
+    if isinstance(crashed, Refusal):
+        return {**data, "code": crashed.error}
+    logger.exception("run crashed mid-stream", exc_info=crashed)
+    return data
 
 
 def _frame(position: int, name: str, data: dict[str, Any]) -> str:

@@ -1,0 +1,141 @@
+"""JSON bodies as JSON defines them: no ``NaN``, ``Infinity`` or ``-Infinity``, and no number that
+only fits a float as infinity (``1e309``).
+
+Python's :mod:`json` accepts all of these, so FastAPI does too. Nothing good comes of letting them
+in: a NaN passes every ``ge``/``le`` bound (every comparison with it is false), an answer or a
+tool's arguments holding one cannot be stored or sent back out as JSON (``allow_nan=False``
+refuses it, and other parsers, a model provider's or a webhook receiver's, reject the token), and
+the core would refuse it later and less clearly. So they are refused at the door, as the request
+failing its schema: 422 ``request_invalid`` with ``errors: [{"loc": ["body", ...], "msg"}]``, the
+``loc`` being the path to the offending number.
+
+Where: FastAPI reads a JSON body in its route handler, with ``await request.json()``.
+:class:`StrictJSONRoute` (the ``route_class`` of the API's router) hands that handler a
+:class:`StrictJSONRequest`, whose ``json()`` parses strictly, and calls it first itself: FastAPI
+turns any error of its own ``json()`` call other than a syntax error into a bare 400, so the
+refusal is raised before, where the app's handler for schema failures answers it. The parsed
+document is cached on the request, so a body is parsed once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.message
+import json
+import math
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import Response
+
+Path = tuple[str | int, ...]
+_UNPARSED = object()
+
+
+class _NonFinite:
+    """Stands, in the parsed document, where a number JSON does not have was written."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def loads(body: bytes | str) -> Any:
+    """``body`` parsed as strict JSON.
+
+    Raises:
+        json.JSONDecodeError: ``body`` is no JSON at all (left to FastAPI's usual report).
+        RequestValidationError: a non-finite number (one error per occurrence, at its path), an
+            integer over Python's digit limit, text that is not UTF-8, or nesting too deep.
+    """
+    found: list[_NonFinite] = []
+
+    def constant(text: str) -> _NonFinite:
+        found.append(_NonFinite(text))
+        return found[-1]
+
+    def number(text: str) -> float | _NonFinite:
+        value = float(text)
+        return value if math.isfinite(value) else constant(text)
+
+    try:
+        document = json.loads(body, parse_constant=constant, parse_float=number)
+    except json.JSONDecodeError:
+        raise
+    except (ValueError, RecursionError) as unreadable:
+        why = "nested too deeply" if isinstance(unreadable, RecursionError) else str(unreadable)
+        raise _invalid([((), f"not readable as JSON: {why}", None)]) from None
+    if found:
+        raise _invalid([(path, _why(marker.text), marker.text) for path, marker in _markers(document)])
+    return document
+
+
+class StrictJSONRequest(Request):
+    """A request whose ``json()`` refuses what JSON does not have (see the module docstring)."""
+
+    _strict: Any = _UNPARSED
+
+    async def json(self) -> Any:
+        if self._strict is _UNPARSED:
+            self._strict = loads(await self.body())
+        return self._strict
+
+
+class StrictJSONRoute(APIRoute):
+    """An API route whose JSON body is parsed by :func:`loads` before FastAPI validates it."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+
+        async def strict(request: Request) -> Response:
+            strict_request = StrictJSONRequest(request.scope, request.receive)
+            if _is_json(request.headers.get("content-type")) and await strict_request.body():
+                # Not JSON at all is left to FastAPI's own call, which reports it as it always has;
+                # anything else JSON has not is refused here, out of FastAPI's way.
+                with contextlib.suppress(json.JSONDecodeError):
+                    await strict_request.json()
+            return await handle(strict_request)
+
+        return strict
+
+
+def _is_json(content_type: str | None) -> bool:
+    """Whether FastAPI reads a body of ``content_type`` as JSON (its own test, repeated)."""
+    if not content_type:
+        return False
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json"))
+
+
+def _markers(document: Any) -> list[tuple[Path, _NonFinite]]:
+    """Every non-finite number of ``document`` with its path, in document order; iterative, as
+    the document may nest as deep as the parser allowed."""
+    found: list[tuple[Path, _NonFinite]] = []
+    stack: list[tuple[Path, Any]] = [((), document)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, _NonFinite):
+            found.append((path, item))
+        elif isinstance(item, dict):
+            stack.extend(reversed([((*path, key), value) for key, value in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([((*path, index), value) for index, value in enumerate(item)]))
+    return found
+
+
+def _why(text: str) -> str:
+    if text.lstrip("-") in ("NaN", "Infinity"):
+        return f"{text} is not a JSON number: JSON has no NaN or infinities"
+    return f"{text} is too large for a number: it would be infinity, which JSON has not"
+
+
+def _invalid(problems: list[tuple[Path, str, str | None]]) -> RequestValidationError:
+    return RequestValidationError([{"type": "json_invalid", "loc": ("body", *path), "msg": msg,
+                                    "input": text} for path, msg, text in problems])
