@@ -96,7 +96,8 @@ async def test_an_expired_pause_is_410_and_stays_404_for_another_tenant(
                                        headers=server.auth("globex"))
         assert own.status_code == 410 and own.json()["error"] == "pause_expired", (method, path)
         assert foreign.status_code == 404, (method, path)
-    assert (await client.get("/v1/pauses", headers=server.auth("acme"))).json() == {"pauses": [], "next_cursor": None}
+    listed = await client.get("/v1/pauses", headers=server.auth("acme"))
+    assert listed.json() == {"pauses": [], "next_cursor": None}
 
 
 async def test_an_invalid_answer_is_422_and_leaves_the_pause_answerable(
