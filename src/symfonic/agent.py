@@ -191,18 +191,24 @@ class Agent:
         self.scope = scope
         self._runtime = runtime
 
-    async def run(self, input: str | Sequence[Message], *, session_id: str) -> RunOutcome:
-        """Run a turn to its end: completed, paused or failed."""
+    async def run(self, input: str | Sequence[Message] | None, *, session_id: str) -> RunOutcome:
+        """Run a turn to its end: completed, paused or failed.
+
+        ``input=None`` adds nothing and continues the session as it stands: after a turn that
+        failed (a model error, a timeout), the model is asked again with everything those rounds
+        stored, and no tool that ran is run again.
+        """
         return await collect(self.stream(input, session_id=session_id))
 
-    async def stream(self, input: str | Sequence[Message], *,
+    async def stream(self, input: str | Sequence[Message] | None, *,
                      session_id: str) -> AsyncIterator[RunEvent]:
         """Run a turn, yielding its events; the last is Completed, Paused or Failed.
 
         Raises:
             SessionAwaitingAnswer: the session's last turn is paused; nothing was run.
         """
-        new_input = [Message("user", input)] if isinstance(input, str) else list(input)
+        new_input = ([] if input is None else [Message("user", input)] if isinstance(input, str)
+                     else list(input))
         history = await self._runtime.transcripts.load(self.scope, session_id)
         dangling = unanswered_calls(history)
         if dangling and await self._runtime.session_paused(self.scope, session_id):
@@ -227,12 +233,20 @@ class Agent:
         same transaction as its ledger row, and a pause whose write failed stores nothing at all.
         An agent alone has no ledger, so it keeps a paused turn's messages here: the conversation
         goes on from them, and the next turn closes the unanswered call.
+
+        A failed turn keeps what its rounds produced too (best effort: the failure may be the
+        store's), so ``run(None, ...)`` continues it without running its tools again.
         """
+        tail = TranscriptTail(scope=self.scope, session_id=runner.request.session_id,
+                              start=runner.transcript_position, messages=runner.unsaved)
         keep_pause = isinstance(terminal, Paused) and not self._runtime.ledger_backed
         if isinstance(terminal, Completed) or keep_pause:
-            await self._runtime.transcripts.append(TranscriptTail(
-                scope=self.scope, session_id=runner.request.session_id,
-                start=runner.transcript_position, messages=runner.unsaved))
+            await self._runtime.transcripts.append(tail)
+        elif isinstance(terminal, Failed):
+            try:
+                await self._runtime.transcripts.append(tail)
+            except StoreError as failed:
+                logger.warning("the failed turn's messages were not kept: %s", failed)
 
     async def close(self) -> None:
         """Release what the agent holds; the host owns shared stores and closes them itself."""

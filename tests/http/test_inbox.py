@@ -156,3 +156,22 @@ async def test_a_run_started_from_the_inbox_lands_on_its_pause(
     unknown = await browser_like.post("/inbox/runs", data={
         "agent": "nobody", "input": "hello", "csrf": csrf})
     assert unknown.status_code == 404
+
+
+async def test_the_inbox_pages_past_its_first_hundred(browser_like: httpx.AsyncClient,
+                                                      desk: LiveServer,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from symfonic.transports.http import inbox
+
+    monkeypatch.setattr(inbox, "INBOX_PAGE", 2)
+    tokens = [await paused_run(browser_like, desk, session=f"s{i}") for i in range(3)]
+    await sign_in(browser_like, desk)
+    first = (await browser_like.get("/inbox")).text
+    shown = [t for t in tokens if f'data-token="{t}"' in first]
+    assert len(shown) == 2 and 'rel="next"' in first
+    link = first.split('href="/inbox?after=')[1].split('"')[0]
+    second = (await browser_like.get(f"/inbox?after={link}")).text
+    rest = [t for t in tokens if f'data-token="{t}"' in second]
+    assert sorted(shown + rest) == sorted(tokens) and 'rel="next"' not in second
+    bad = await browser_like.get("/inbox?after=nonsense")
+    assert bad.status_code == 422

@@ -61,6 +61,8 @@ _PAGES: dict[int | str, dict[str, Any]] = {code: {**_HTML, "description": why} f
     (503, "The service is shutting down: no new run, or this one was cut off."))}
 
 router = APIRouter(tags=["inbox"])
+INBOX_PAGE = 100
+"""Pauses shown per inbox page; a "More" link continues from the last one."""
 TokenParam = Annotated[str, PathParam(description="The pause token.")]
 
 
@@ -75,16 +77,22 @@ async def root() -> RedirectResponse:
 
 @router.get("/inbox", response_class=HTMLResponse, summary="The inbox page",
             responses={200: {"description": "The pending pauses, or the sign-in form."}})
-async def inbox(request: Request) -> Response:
-    """The tenant's pending questions, approvals and interrupts, each with its answer form."""
+async def inbox(request: Request, after: str | None = None) -> Response:
+    """The tenant's pending questions, approvals and interrupts, each with its answer form, a
+    page at a time (``after``: the cursor of the previous page's last pause)."""
     service = service_of(request)
     signed_in = session_of(service, request)
     if signed_in is None:
         return html(pages.login())
     session, key = signed_in
-    views = [view_of(service, t) for t in await service.host.pauses(key.scope)]
+    try:
+        tickets = await service.host.pauses(key.scope, limit=INBOX_PAGE, after=after)
+    except ValueError:
+        return html(pages.problem(422, "request_invalid", "not a page of this inbox"), 422)
+    views = [view_of(service, t) for t in tickets]
+    more = tickets[-1].cursor if len(tickets) == INBOX_PAGE else None
     return html(pages.inbox(views, tenant=key.tenant, csrf=service.sessions.csrf(session),
-                            agents=sorted(service.host.specs)))
+                            agents=sorted(service.host.specs), more=more))
 
 
 @router.post("/inbox/login", summary="Sign in to the inbox with an API key",

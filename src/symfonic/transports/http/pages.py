@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import forms
@@ -58,9 +59,11 @@ def login(error: str | None = None, *, next_url: str = "/inbox") -> str:
 
 
 def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequence[str],
-          notice: str | None = None) -> str:
+          notice: str | None = None, more: str | None = None) -> str:
     pending = "".join(_card(v, csrf, None, {}) for v in views) or (
         '<p class="empty">Nothing is waiting for an answer.</p>')
+    if more is not None:
+        pending += f'<p class="more"><a href="/inbox?after={quote(more)}" rel="next">More</a></p>'
     note = f'<p class="notice" role="status">{escape(notice)}</p>' if notice else ""
     agent_options = "".join(f'<option value="{escape(a)}">{escape(a)}</option>' for a in agents)
     starter = (
