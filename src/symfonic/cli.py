@@ -19,7 +19,7 @@ import os
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -28,6 +28,7 @@ from rich.console import Console
 
 from symfonic.agent import RunOutcome
 from symfonic.kernel.scope import Scope
+from symfonic.platform.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation import (
     AnswerInvalid,
     OutcomeUnknown,
@@ -52,6 +53,8 @@ UrlOption = Annotated[str | None, typer.Option("--url", help="Database URL (defa
                                                "$SYMFONIC_DATABASE_URL or sqlite:///.symfonic/symfonic.db).")]
 TenantOption = Annotated[str, typer.Option("--tenant", help="The tenant (scope) to act in.")]
 DEV_SECRET_FILE = Path(".symfonic/secret")
+LEASE_VARIABLE = "SYMFONIC_CLAIM_LEASE"
+"""Seconds a resume's claim holds without renewal (``Host.open(claim_lease=...)``)."""
 
 
 def development_secret() -> str:
@@ -73,7 +76,9 @@ def open_host(url: str | None) -> Host:
     """
     from symfonic.examples.support import support_agent
 
-    return Host.open(url, agents=[support_agent()], secret=development_secret())
+    lease = float(os.environ.get(LEASE_VARIABLE) or DEFAULT_LEASE)
+    return Host.open(url, agents=[support_agent()], secret=development_secret(),
+                     claim_lease=timedelta(seconds=lease))
 
 
 def _run(work: Callable[[Host], Awaitable[T]], url: str | None) -> T:

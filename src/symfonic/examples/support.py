@@ -10,6 +10,7 @@ Refunds are appended to a ledger file (``SYMFONIC_DEMO_REFUNDS``, default
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from symfonic.capabilities.human import HumanInteraction
 from symfonic.kernel.messages import Message, ModelReply, ToolCall
 from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
-from symfonic.tools import tool
+from symfonic.tools import current_invocation, tool
 
 ORDERS = {42: 59.90, 7: 12.50, 1234: 310.00}
 
@@ -43,8 +44,11 @@ def issue_refund(order_id: int, amount: float) -> str:
     """Refund ``amount`` on an order. Needs a person's approval."""
     path = refunds_file()
     path.parent.mkdir(parents=True, exist_ok=True)
+    entry: dict[str, object] = {"order_id": order_id, "amount": amount}
+    with contextlib.suppress(LookupError):  # called as a tool, it knows its call
+        entry["key"] = current_invocation().idempotency_key
     with path.open("a", encoding="utf-8") as ledger:
-        ledger.write(json.dumps({"order_id": order_id, "amount": amount}) + "\n")
+        ledger.write(json.dumps(entry) + "\n")
     return f"Refunded {amount:.2f} on order {order_id}."
 
 
