@@ -77,8 +77,10 @@ def open_host(url: str | None) -> Host:
     from symfonic.examples.support import support_agent
 
     lease = float(os.environ.get(LEASE_VARIABLE) or DEFAULT_LEASE)
+    # With webhooks configured, every command's pauses are announced, not only the server's.
+    notify = bool(os.environ.get("SYMFONIC_WEBHOOK_URLS", "").strip())
     return Host.open(url, agents=[support_agent()], secret=development_secret(),
-                     claim_lease=timedelta(seconds=lease))
+                     claim_lease=timedelta(seconds=lease), notifications=notify)
 
 
 def _run(work: Callable[[Host], Awaitable[T]], url: str | None) -> T:
@@ -292,6 +294,53 @@ def keys_list() -> None:
 def keys_remove(key_id: str) -> None:
     """Stop accepting the key with id KEY_ID."""
     console.print("removed" if _api_keys().remove(key_id) else f"no key {key_id!r}")
+
+
+webhooks_app = typer.Typer(help="Webhook deliveries waiting in the outbox.", no_args_is_help=True)
+app.add_typer(webhooks_app, name="webhooks")
+
+
+@webhooks_app.command("failed")
+def webhooks_failed(
+    tenant: Annotated[str | None, typer.Option(
+        "--tenant", help="Only this tenant's deliveries (default: every tenant's).")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many, oldest failure first.", min=1)] = 100,
+    url: UrlOption = None,
+) -> None:
+    """Webhook deliveries given up after their last attempt; 'symfonic webhooks retry ID' sends one
+    again."""
+    try:
+        scope = None if tenant is None else Scope(tenant=tenant)
+    except ValueError as invalid:
+        raise typer.BadParameter(str(invalid)) from None
+
+    async def work(host: Host) -> list[Any]:
+        return list(await (await host.outbox()).failed(scope, limit))
+
+    entries = _run(work, url)
+    if not entries:
+        console.print("no given-up webhook deliveries" + (f" for tenant {tenant!r}" if tenant else ""))
+    for entry in entries:
+        note = entry.notification
+        failed = datetime.fromtimestamp(entry.failed_at, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+        console.print(f"[bold]{note.id}[/]  tenant={note.scope.tenant}  event={note.topic}  "
+                      f"pause={note.payload.get('pause_id')}  attempts={entry.attempts}  "
+                      f"failed={failed}Z", soft_wrap=True)
+        console.print(f"  last error: {entry.last_error}", soft_wrap=True)
+
+
+@webhooks_app.command("retry")
+def webhooks_retry(delivery_id: str, url: UrlOption = None) -> None:
+    """Put the given-up delivery DELIVERY_ID back in the outbox: the webhook sender of 'symfonic
+    serve' sends it again, with the same delivery id and a fresh set of attempts."""
+
+    async def work(host: Host) -> bool:
+        return await (await host.outbox()).retry(delivery_id, host.now())
+
+    if not _run(work, url):
+        console.print(f"[red]no given-up webhook delivery {delivery_id!r}[/]")
+        raise typer.Exit(2)
+    console.print(f"delivery {delivery_id} is due again")
 
 
 def _refusing(work: Callable[[], T]) -> T:

@@ -36,8 +36,9 @@ POOL_MAX = 4
 """Each racing host's pool: eight hosts then hold at most 32 connections, well inside the
 server's ``max_connections`` even while other suites use it; the 8 resumes of a host still run
 concurrently, 4 of them in the database at a time."""
-TABLES = ("symfonic_schema", "symfonic_messages", "symfonic_checkpoints", "symfonic_pauses")
-INDEXES = ("symfonic_pauses_by_scope", "symfonic_pauses_by_session", "symfonic_pauses_by_lease")
+TABLES = ("symfonic_schema", "symfonic_messages", "symfonic_checkpoints", "symfonic_pauses",
+          "symfonic_outbox")
+INDEXES = ("symfonic_pauses_by_scope", "symfonic_pauses_by_session")
 WAIT = 30.0
 
 

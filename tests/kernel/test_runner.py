@@ -147,11 +147,12 @@ async def test_the_round_limit_fails_the_run() -> None:
     assert sum(isinstance(e, Completed | Failed | Paused) for e in events) == 1
 
 
-async def test_a_model_error_fails_the_run_and_stores_nothing() -> None:
+async def test_a_model_error_fails_the_run_and_keeps_its_input() -> None:
     agent = agent_with([])
     events = await events_of(agent)
     assert isinstance(events[-1], Failed) and events[-1].error_type == "ScriptExhausted"
-    assert await agent._runtime.transcripts.load(ACME, "s1") == []
+    # A failed turn keeps what it produced (here only its input), for run(None) to continue.
+    assert await agent._runtime.transcripts.load(ACME, "s1") == [Message("user", "go")]
 
 
 async def test_closing_the_stream_stops_the_run_before_the_next_tool() -> None:

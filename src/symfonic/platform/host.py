@@ -6,6 +6,12 @@ paused turns are continued (:attr:`Host.continuation`), listed, revoked and swep
 
 ``Host.open`` is synchronous so it reads like configuration; the store is opened (and migrated)
 on first use, or explicitly with ``await host.start()`` / ``async with Host.open(...)``.
+
+``notifications`` decides whether each pause also writes a notification to the outbox, in its own
+transaction, for a sender (the webhooks of ``symfonic.transports``) to deliver. It is a property of
+the process that pauses, not of the one that delivers: any process that runs turns against the
+database must have it on for its pauses to be announced. ``create_app`` with webhooks turns it on
+for its host, since configuring webhooks and announcing nothing would be a silent failure.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticke
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError
 from symfonic.services.ledger import Listing
+from symfonic.services.outbox import Outbox
 from symfonic.stores.opening import Store, open_store, resolve_url
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
@@ -48,7 +55,8 @@ class Host:
     def __init__(self, *, store: Store | None = None, url: str | None = None,
                  agents: Sequence[AgentSpec], keys: TokenKeys,
                  clock: Callable[[], float] = time.time,
-                 claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE)) -> None:
+                 claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE),
+                 notifications: bool = False) -> None:
         names = [spec.name for spec in agents]
         if len(set(names)) != len(names):
             raise ValueError(f"two agents share a name: {names}")
@@ -64,6 +72,8 @@ class Host:
         self._opening = asyncio.Lock()
         self._continuation: LedgerContinuation | None = None
         self._pause_listeners: list[PauseListener] = []
+        self.notifications = notifications
+        """Whether this host's pauses write a notification to the outbox (read at each run)."""
         self.transcripts = CachedTranscripts(self.store)
         """Every agent's and every resume's view of the transcripts (read once per host)."""
 
@@ -71,7 +81,8 @@ class Host:
     def open(cls, url: str | None = None, *, agents: Sequence[AgentSpec],
              secret: str | None = None, previous_secrets: Iterable[str] = (),
              clock: Callable[[], float] = time.time,
-             claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE)) -> Host:
+             claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE),
+             notifications: bool = False) -> Host:
         """Compose a host over the database ``url`` (default: ``$SYMFONIC_DATABASE_URL``, else
         ``sqlite:///.symfonic/symfonic.db``).
 
@@ -82,13 +93,16 @@ class Host:
             claim_lease: How long a resume's claim holds without renewal; the resuming process
                 renews it every third of that while the turn runs. A resumer that dies leaves
                 its pause ``interrupted`` once the lease lapses (see :meth:`recover`).
+            notifications: Write a notification to the outbox with every pause, for webhooks to
+                deliver (from this process or any other on the same database). Off by default:
+                a pause then writes nothing more than its own rows.
         """
         secret = secret or os.environ.get(SECRET_VARIABLE)
         if not secret:
             raise ValueError(f"a host needs a secret to sign pause tokens: pass secret=... or "
                              f"set ${SECRET_VARIABLE}")
         return cls(url=url, agents=agents, keys=TokenKeys(secret, previous_secrets), clock=clock,
-                   claim_lease=claim_lease)
+                   claim_lease=claim_lease, notifications=notifications)
 
     async def start(self) -> Host:
         await self.store()
@@ -208,6 +222,23 @@ class Host:
         ``interrupted``; returns how many rows changed."""
         return await (await self.store()).sweep_expired(self._clock())
 
+    async def outbox(self) -> Outbox:
+        """The notifications pauses wrote, for a sender to deliver (the store, opened)."""
+        return await self.store()
+
+    async def token_of(self, pause_id: str, scope: Scope) -> str | None:
+        """The token of the recorded pause ``pause_id`` of ``scope``: the very token its run
+        returned (a token signs the ledger row's claims, deterministically), signed with this
+        host's current key; None when no such pause was recorded in that scope.
+
+        For a sender announcing a pause: the outbox stores no token, so that reading the database
+        is never enough to answer a pause.
+        """
+        record = await (await self.store()).get(pause_id)
+        if record is None or record.scope != scope:
+            return None
+        return self._keys.encode(claims_of(record))
+
     def on_pause(self, listener: PauseListener) -> Callable[[], None]:
         """Call ``listener(interrupt, scope)`` after every stored, resumable pause.
 
@@ -266,7 +297,7 @@ class _HostRuntime:
         return Services().with_service(PAUSE_WIRING, PauseWiring(
             binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store,
             new_checkpoint_id=store.new_checkpoint_id, clock=self._host.now,
-            resumed_from=resumed_from))
+            resumed_from=resumed_from, notify=self._host.notifications))
 
     async def session_paused(self, scope: Scope, session_id: str) -> bool:
         store = await self._host.store()

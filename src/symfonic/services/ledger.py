@@ -12,7 +12,9 @@ resume cancelled before it applied anything gives the pause back (``claimed -> o
 no crash leaves a pause without a way forward, and none lets the rest of a turn run twice.
 
 Issuing a pause writes the row, the turn state it is bound to and the turn's new transcript
-messages in ONE transaction, so there is never an outstanding row whose checkpoint is missing.
+messages in ONE transaction, so there is never an outstanding row whose checkpoint is missing. The
+pause's notifications (``symfonic.services.outbox``), when the host announces pauses, join that
+transaction too: a pause is announced if and only if it was stored.
 
 Every adapter (memory, SQLite, PostgreSQL) implements :class:`PauseLedger` and runs the same
 conformance suite (``symfonic.testing.conformance``).
@@ -25,6 +27,7 @@ from typing import Any, Literal, Protocol
 
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import TranscriptTail
+from symfonic.services.outbox import Notification
 from symfonic.services.turn_state import TurnState
 
 PauseStatus = Literal[
@@ -99,12 +102,15 @@ class PauseIssue:
         tail: The turn's messages not stored yet; only these are written, never the history.
         finishes: When a resumed turn pauses again, the outcome of the pause it resumed, recorded
             in the same commit.
+        notifications: What to announce about this pause, put in the outbox in the same commit;
+            none when the host announces nothing (then a pause writes exactly what it always did).
     """
 
     record: PauseRecord
     state: TurnState
     tail: TranscriptTail
     finishes: Finish | None = None
+    notifications: tuple[Notification, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,7 +127,7 @@ class Claim:
 
 class PauseLedger(Protocol):
     async def issue(self, issue: PauseIssue) -> None:
-        """Write the row, its turn state and the transcript tail atomically.
+        """Write the row, its turn state, the transcript tail and the notifications atomically.
 
         Raises:
             StoreError: nothing was written.

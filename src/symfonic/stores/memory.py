@@ -19,6 +19,7 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
+from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.turn_state import TurnState
 
 
@@ -30,6 +31,7 @@ class MemoryStore:
         self._transcripts: dict[tuple[str, str], list[Message]] = {}
         self._states: dict[str, TurnState] = {}
         self._pauses: dict[str, PauseRecord] = {}
+        self._outbox: dict[str, OutboxEntry] = {}
 
     # transcripts
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -54,6 +56,9 @@ class MemoryStore:
         async with self._lock:
             if issue.record.jti in self._pauses or issue.state.checkpoint_id in self._states:
                 raise StoreError(f"pause {issue.record.jti} or its checkpoint exists already")
+            ids = {n.id for n in issue.notifications}
+            if len(ids) != len(issue.notifications) or ids & self._outbox.keys():
+                raise StoreError(f"a notification of pause {issue.record.jti} exists already")
             self._check_tail(issue.tail)
             finishing = self._finishable(issue.finishes) if issue.finishes else None
             self._apply_tail(issue.tail)
@@ -61,6 +66,9 @@ class MemoryStore:
             self._pauses[issue.record.jti] = issue.record
             if issue.finishes and finishing:
                 self._record_finish(issue.finishes, finishing)
+            for notification in issue.notifications:
+                self._outbox[notification.id] = OutboxEntry(
+                    notification=notification, attempts=0, next_attempt_at=notification.created_at)
 
     async def get(self, jti: str) -> PauseRecord | None:
         return self._pauses.get(jti)
@@ -138,6 +146,42 @@ class MemoryStore:
                 changed += self._update(record.jti, lambda r: True, status="interrupted")
         return changed
 
+    # outbox: no awaits inside, so each call is atomic with respect to the other tasks
+    async def due(self, now: float, limit: int = 100, *,
+                  lease: float = DELIVERY_LEASE) -> list[OutboxEntry]:
+        due = sorted((e for e in self._outbox.values() if _pending(e) and e.next_attempt_at <= now),
+                     key=lambda e: (e.next_attempt_at, e.notification.created_at, e.notification.id))
+        claimed = [dataclasses.replace(e, attempts=e.attempts + 1, next_attempt_at=now + lease)
+                   for e in due[:limit]]
+        self._outbox.update((e.notification.id, e) for e in claimed)
+        return sorted(claimed, key=lambda e: (e.notification.created_at, e.notification.id))
+
+    async def delivered(self, id: str, now: float) -> bool:
+        return self._change_entry(id, lambda e: e.delivered_at is None, delivered_at=now,
+                                  failed_at=None)
+
+    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str) -> bool:
+        return self._change_entry(id, _pending, next_attempt_at=next_attempt_at, last_error=error)
+
+    async def give_up(self, id: str, now: float, error: str) -> bool:
+        return self._change_entry(id, _pending, failed_at=now, last_error=error)
+
+    async def failed(self, scope: Scope | None = None, limit: int = 100) -> list[OutboxEntry]:
+        rows = [e for e in self._outbox.values() if e.failed_at is not None
+                and (scope is None or e.notification.scope == scope)]
+        return sorted(rows, key=lambda e: (e.failed_at or 0.0, e.notification.id))[:limit]
+
+    async def retry(self, id: str, now: float) -> bool:
+        return self._change_entry(id, lambda e: e.failed_at is not None, failed_at=None,
+                                  attempts=0, next_attempt_at=now)
+
+    def _change_entry(self, id: str, when: Callable[[OutboxEntry], bool], **changes: Any) -> bool:
+        entry = self._outbox.get(id)
+        if entry is None or not when(entry):
+            return False
+        self._outbox[id] = dataclasses.replace(entry, **changes)
+        return True
+
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""
 
@@ -162,6 +206,10 @@ class MemoryStore:
     def _record_finish(self, finish: Finish, record: PauseRecord) -> None:
         self._pauses[finish.jti] = dataclasses.replace(
             record, status=finish.status, finished_at=finish.finished_at, outcome=finish.outcome)
+
+
+def _pending(entry: OutboxEntry) -> bool:
+    return entry.delivered_at is None and entry.failed_at is None
 
 
 def _lease(lease_until: float) -> float | None:

@@ -13,13 +13,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from symfonic.services.conversation import CheckpointService, SessionService, TranscriptService
 from symfonic.services.ledger import PauseLedger
+from symfonic.services.outbox import Outbox
 
 DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
 URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 
 
-class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Protocol):
-    """Every port over one database, so that a pause commits once."""
+class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Outbox, Protocol):
+    """Every port over one database, so that a pause (and its notifications) commits once."""
 
     async def close(self) -> None: ...
 

@@ -3,7 +3,9 @@
 psycopg 3 with a connection pool. The claim is one conditional ``UPDATE ... RETURNING``: under
 READ COMMITTED a concurrent claimer blocks on the row lock, then re-checks ``status =
 'outstanding'`` against the committed row and matches nothing, so exactly one host wins however
-many race. A pause's transcript tail, turn state and ledger row commit in one transaction.
+many race. A pause's transcript tail, turn state and ledger row (and its notifications) commit
+in one transaction. The outbox's claim locks the rows it picks with ``FOR UPDATE SKIP LOCKED``, so
+hosts claiming at once take different rows instead of queueing for the same ones.
 
 Migrations run on open under a transaction-scoped advisory lock, so hosts starting together
 against an empty database migrate it exactly once. Driver errors never leave this module: they
@@ -29,6 +31,7 @@ from symfonic.services.conversation import (
     TranscriptTail,
 )
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
+from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql
 
@@ -45,7 +48,9 @@ _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic 
 _S = {name: sql.to_format_style(getattr(sql, name)) for name in (
     "NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
     "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
-    "SESSION_PAUSED", "REVOKE", "SWEEP", "SWEEP_LEASES")}
+    "SESSION_PAUSED", "REVOKE", "SWEEP", "SWEEP_LEASES", "INSERT_NOTIFICATION",
+    "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER", "OUTBOX_GIVE_UP",
+    "OUTBOX_RETRY")}
 
 
 class PostgresStore:
@@ -133,6 +138,10 @@ class PostgresStore:
             await conn.execute(_S["INSERT_PAUSE"], sql.pause_row(issue.record))
             if issue.finishes is not None:
                 checks.append(await _finish(conn, issue.finishes))
+            if issue.notifications:
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(_S["INSERT_NOTIFICATION"],
+                                             sql.notification_rows(issue.notifications))
             return checks
 
         await self._write(write)
@@ -188,6 +197,32 @@ class PostgresStore:
     async def sweep_expired(self, now: float) -> int:
         return (await self._rowcount(_S["SWEEP"], (now,))
                 + await self._rowcount(_S["SWEEP_LEASES"], (now,)))
+
+    # outbox
+    async def due(self, now: float, limit: int = 100, *,
+                  lease: float = DELIVERY_LEASE) -> list[OutboxEntry]:
+        """Claim with ``FOR UPDATE SKIP LOCKED`` (see :data:`sql.CLAIM_DUE_SKIP_LOCKED`); not
+        tried again on a lost connection, since a claim that died in flight may have committed
+        (its rows then wait out the lease)."""
+        rows = await self._fetchall(_S["CLAIM_DUE_SKIP_LOCKED"], (now, limit, now + lease),
+                                    idempotent=False)
+        return sql.claimed_of(rows)
+
+    async def delivered(self, id: str, now: float) -> bool:
+        return await self._rowcount(_S["OUTBOX_DELIVERED"], (now, id)) == 1
+
+    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str) -> bool:
+        return await self._rowcount(_S["OUTBOX_RETRY_LATER"], (next_attempt_at, error, id)) == 1
+
+    async def give_up(self, id: str, now: float, error: str) -> bool:
+        return await self._rowcount(_S["OUTBOX_GIVE_UP"], (now, error, id)) == 1
+
+    async def failed(self, scope: Scope | None = None, limit: int = 100) -> list[OutboxEntry]:
+        statement, parameters = sql.failed_statement(scope, limit)
+        return sql.entries_of(await self._fetchall(sql.to_format_style(statement), parameters))
+
+    async def retry(self, id: str, now: float) -> bool:
+        return await self._rowcount(_S["OUTBOX_RETRY"], (now, id)) == 1
 
     async def close(self) -> None:
         await self._pool.close()

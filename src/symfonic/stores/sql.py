@@ -18,6 +18,7 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
 from symfonic.services.ledger import FOREVER, LEDGER_FORMAT, Listing, PageAfter, PauseRecord
+from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -44,13 +45,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         "ALTER TABLE symfonic_pauses ADD COLUMN lease_expires_at DOUBLE PRECISION",
+        # No index on the lease: it would be rewritten at every claim and outcome (SQLite's
+        # bytes per pause + resume grew by a quarter), and only sweeps scan for lapsed leases,
+        # as they already do for expired pauses. Listing is per scope, on its index.
         "ALTER TABLE symfonic_pauses ADD COLUMN decision TEXT",
-        """CREATE INDEX symfonic_pauses_by_lease
-            ON symfonic_pauses (status, lease_expires_at)""",
+    ),
+    (
+        """CREATE TABLE symfonic_outbox (
+            id TEXT PRIMARY KEY, topic TEXT NOT NULL, scope TEXT NOT NULL, payload TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at DOUBLE PRECISION NOT NULL, delivered_at DOUBLE PRECISION,
+            failed_at DOUBLE PRECISION, last_error TEXT)""",
+        """CREATE INDEX symfonic_outbox_due ON symfonic_outbox (next_attempt_at, created_at)
+            WHERE delivered_at IS NULL AND failed_at IS NULL""",
+        """CREATE INDEX symfonic_outbox_failed ON symfonic_outbox (scope, failed_at)
+            WHERE failed_at IS NOT NULL""",
     ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
-Version 2: claims hold a lease and the applied decision (interrupted turns, recovery)."""
+Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
+the outbox, notifications written with the pause they announce (partial indexes keep the sender's
+poll reading only pending rows, however many were delivered)."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
@@ -100,7 +115,7 @@ now)."""
 RECLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ? "
            f"WHERE jti = ? AND {LAPSED} RETURNING {PAUSE_COLUMNS}")
 RENEW = ("UPDATE symfonic_pauses SET lease_expires_at = ? WHERE jti = ? AND status = 'claimed' "
-         "AND lease_expires_at > ?")
+         "AND (lease_expires_at IS NULL OR lease_expires_at > ?)")
 RELEASE = ("UPDATE symfonic_pauses SET status = 'outstanding', claimed_at = NULL, "
            "lease_expires_at = NULL, decision = NULL WHERE jti = ? AND status = 'claimed'")
 INTERRUPT = "UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti = ? AND status = 'claimed'"
@@ -120,6 +135,43 @@ SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' "
          "WHERE status = 'outstanding' AND expires_at <= ?")
 SWEEP_LEASES = ("UPDATE symfonic_pauses SET status = 'interrupted' "
                 "WHERE status = 'claimed' AND lease_expires_at <= ?")
+
+OUTBOX_COLUMNS = ("id, topic, scope, payload, created_at, attempts, next_attempt_at, last_error, "
+                  "delivered_at, failed_at")
+INSERT_NOTIFICATION = ("INSERT INTO symfonic_outbox (id, topic, scope, payload, created_at, "
+                       "attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)")
+PENDING = "delivered_at IS NULL AND failed_at IS NULL"
+_DUE = f"{PENDING} AND next_attempt_at <= ?"
+
+
+CLAIM_DUE = (f"UPDATE symfonic_outbox SET attempts = attempts + 1, next_attempt_at = ? "
+             f"WHERE id IN (SELECT id FROM symfonic_outbox WHERE {_DUE} "
+             f"ORDER BY next_attempt_at, created_at, id LIMIT ?) RETURNING {OUTBOX_COLUMNS}")
+"""SQLite's claim of the oldest due rows: one more attempt each, hidden until the lease's end
+(parameters: lease end, now, limit). Writers are serialised by ``BEGIN IMMEDIATE``, so no two
+claims overlap."""
+CLAIM_DUE_SKIP_LOCKED = (
+    f"WITH claimable AS MATERIALIZED (SELECT id FROM symfonic_outbox WHERE {_DUE} "
+    f"ORDER BY next_attempt_at, created_at, id LIMIT ? FOR UPDATE SKIP LOCKED) "
+    f"UPDATE symfonic_outbox AS o SET attempts = o.attempts + 1, next_attempt_at = ? "
+    f"FROM claimable WHERE o.id = claimable.id "
+    f"RETURNING {', '.join(f'o.{c}' for c in OUTBOX_COLUMNS.split(', '))}")
+"""PostgreSQL's (parameters: now, limit, lease end). Concurrent claimers skip the rows another
+has locked instead of queueing behind it and then finding them taken, so each claims different
+rows, at once. The rows are chosen once, in a materialised CTE: as ``id IN (subquery)`` the
+planner may run the locking subquery again per row, and each run, no longer seeing the rows this
+statement just pushed into the future, would claim further ones past the limit."""
+OUTBOX_DELIVERED = ("UPDATE symfonic_outbox SET delivered_at = ?, failed_at = NULL "
+                    "WHERE id = ? AND delivered_at IS NULL")
+OUTBOX_RETRY_LATER = (f"UPDATE symfonic_outbox SET next_attempt_at = ?, last_error = ? "
+                      f"WHERE id = ? AND {PENDING}")
+OUTBOX_GIVE_UP = f"UPDATE symfonic_outbox SET failed_at = ?, last_error = ? WHERE id = ? AND {PENDING}"
+OUTBOX_RETRY = ("UPDATE symfonic_outbox SET failed_at = NULL, attempts = 0, next_attempt_at = ? "
+                "WHERE id = ? AND failed_at IS NOT NULL")
+OUTBOX_FAILED = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE failed_at IS NOT NULL "
+                 "ORDER BY failed_at, id LIMIT ?")
+OUTBOX_FAILED_IN_SCOPE = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE scope = ? AND "
+                          "failed_at IS NOT NULL ORDER BY failed_at, id LIMIT ?")
 
 
 def to_format_style(statement: str) -> str:
@@ -203,6 +255,46 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         expires_at=row[14], status=row[15], claimed_at=row[16], finished_at=row[17],
         outcome=None if row[18] is None else json.loads(row[18]), lease_expires_at=row[20],
         decision=None if row[21] is None else json.loads(row[21]))
+
+
+def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:
+    """Outbox rows for :data:`INSERT_NOTIFICATION`: each due from its creation."""
+    return [(n.id, n.topic, n.scope.key, dump_json(n.payload), n.created_at, n.created_at)
+            for n in notifications]
+
+
+def failed_statement(scope: Scope | None, limit: int) -> tuple[str, tuple[Any, ...]]:
+    if scope is None:
+        return OUTBOX_FAILED, (limit,)
+    return OUTBOX_FAILED_IN_SCOPE, (scope.key, limit)
+
+
+def claimed_of(rows: Sequence[Sequence[Any]]) -> list[OutboxEntry]:
+    """The rows a claim returned, oldest first (``RETURNING`` promises no order; the claimed
+    rows share their new ``next_attempt_at``, so creation orders them)."""
+    return sorted(entries_of(rows), key=lambda e: (e.notification.created_at, e.notification.id))
+
+
+def entries_of(rows: Sequence[Sequence[Any]]) -> list[OutboxEntry]:
+    """Outbox rows as entries, in the rows' order.
+
+    Raises:
+        StoredFormatError: a row's payload is not the JSON object this library wrote.
+    """
+    entries = []
+    for row in rows:
+        try:
+            payload = json.loads(row[3])
+            notification = Notification(id=row[0], topic=row[1], scope=Scope(tenant=row[2]),
+                                        payload=payload, created_at=row[4])
+        except (ValueError, TypeError) as damaged:
+            raise StoredFormatError(f"outbox entry {row[0]} is damaged: {damaged!r}") from damaged
+        if not isinstance(payload, dict):
+            raise StoredFormatError(f"outbox entry {row[0]}'s payload is not a JSON object")
+        entries.append(OutboxEntry(notification=notification, attempts=row[5],
+                                   next_attempt_at=row[6], last_error=row[7],
+                                   delivered_at=row[8], failed_at=row[9]))
+    return entries
 
 
 def dump_json(value: Any) -> str:

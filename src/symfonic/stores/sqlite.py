@@ -5,7 +5,8 @@ one dedicated thread; async callers hand it work through ``run_in_executor``. Wr
 ``BEGIN IMMEDIATE`` so that concurrent processes queue on SQLite's write lock (``busy_timeout``)
 instead of failing at commit, which is what makes the claim safe across processes: the
 conditional ``UPDATE ... RETURNING`` runs while the lock is held, and exactly one caller sees
-its row come back.
+its row come back. The outbox's claim is safe the same way: one writer at a time picks the due
+rows and pushes them a lease ahead.
 
 ``synchronous=FULL`` by default: a commit that returned is on disk, so ``resumable=True`` is
 earned. ``NORMAL`` is faster and may lose the last commits on power loss (not on a process crash).
@@ -25,6 +26,7 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
+from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql
 
@@ -107,6 +109,8 @@ class SQLiteStore:
             c.execute(sql.INSERT_PAUSE, sql.pause_row(issue.record))
             if issue.finishes is not None:
                 _finish(c, issue.finishes)
+            if issue.notifications:
+                c.executemany(sql.INSERT_NOTIFICATION, sql.notification_rows(issue.notifications))
 
         await self._write(write)
 
@@ -169,6 +173,29 @@ class SQLiteStore:
     async def sweep_expired(self, now: float) -> int:
         return await self._write(lambda c: c.execute(sql.SWEEP, (now,)).rowcount
                                  + c.execute(sql.SWEEP_LEASES, (now,)).rowcount)
+
+    # outbox
+    async def due(self, now: float, limit: int = 100, *,
+                  lease: float = DELIVERY_LEASE) -> list[OutboxEntry]:
+        rows = await self._write(lambda c: c.execute(sql.CLAIM_DUE,
+                                                     (now + lease, now, limit)).fetchall())
+        return sql.claimed_of(rows)
+
+    async def delivered(self, id: str, now: float) -> bool:
+        return await self._changed(sql.OUTBOX_DELIVERED, (now, id))
+
+    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str) -> bool:
+        return await self._changed(sql.OUTBOX_RETRY_LATER, (next_attempt_at, error, id))
+
+    async def give_up(self, id: str, now: float, error: str) -> bool:
+        return await self._changed(sql.OUTBOX_GIVE_UP, (now, error, id))
+
+    async def failed(self, scope: Scope | None = None, limit: int = 100) -> list[OutboxEntry]:
+        statement, parameters = sql.failed_statement(scope, limit)
+        return sql.entries_of(await self._read(lambda c: c.execute(statement, parameters).fetchall()))
+
+    async def retry(self, id: str, now: float) -> bool:
+        return await self._changed(sql.OUTBOX_RETRY, (now, id))
 
     async def close(self) -> None:
         def shut() -> None:

@@ -2,60 +2,29 @@
 
 Subclass :class:`StoreConformance` in a test module and provide an async ``store`` fixture that
 yields a fresh, empty store; pytest then runs every ``test_*`` below against it. The memory,
-SQLite and PostgreSQL adapters all run it (``tests/stores/test_conformance.py``).
+SQLite and PostgreSQL adapters all run it (``tests/stores/test_conformance.py``), the outbox's
+behaviours included (:mod:`symfonic.testing.outbox_conformance`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 import pytest
 
 from symfonic.kernel.messages import Message, ToolCall
-from symfonic.kernel.scope import Scope
-from symfonic.kernel.stages import AnsweredCall
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
-from symfonic.services.ledger import Finish, PauseIssue, PauseRecord
-from symfonic.services.turn_state import TurnState
+from symfonic.services.ledger import Finish, PauseIssue
+from symfonic.testing.outbox_conformance import OutboxConformance
+from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue, tail
 
-NOW = 1_800_000_000.0
-ACME = Scope(tenant="acme")
-GLOBEX = Scope(tenant="globex")
-
-
-def tail(scope: Scope, session: str, start: int, *texts: str) -> TranscriptTail:
-    return TranscriptTail(scope=scope, session_id=session, start=start,
-                          messages=tuple(Message("user", t) for t in texts))
+__all__ = ["ACME", "GLOBEX", "NOW", "StoreConformance", "pause_issue", "tail"]
 
 
-def pause_issue(scope: Scope = ACME, session: str = "s1", start: int = 0, *,
-                ttl: float = 3600, issued_at: float = NOW, finishes: Finish | None = None,
-                messages: int = 2) -> PauseIssue:
-    """A well-formed pause: ``messages`` new transcript rows, its turn state and ledger row."""
-    jti, checkpoint = uuid.uuid4().hex, uuid.uuid4().hex
-    call = ToolCall(id=f"call-{jti[:6]}", name="ask_user", arguments={"question": "why?"})
-    other = ToolCall(id=f"other-{jti[:6]}", name="lookup", arguments={"id": 1})
-    new = [Message("user", f"hello {i}") for i in range(messages - 1)]
-    new.append(Message("assistant", "", (call, other)))
-    state = TurnState(checkpoint_id=checkpoint, scope=scope, session_id=session, thread_id=session,
-                      run_id="run-1", root_run_id="run-0", transcript_position=start + len(new),
-                      round=(call, other), paused_call_id=call.id,
-                      resolved={"earlier": AnsweredCall(call_id="earlier", content="yes")})
-    record = PauseRecord(jti=jti, scope=scope, run_id="run-1", root_run_id="run-0",
-                         session_id=session, thread_id=session, checkpoint_id=checkpoint,
-                         name="ask_user", kind="ask_user", tool_call_id=call.id, pin="agent@1",
-                         payload={"interrupt": "ask_user", "question": {"question": "why?"}},
-                         answer_schema={"type": "string"}, issued_at=issued_at,
-                         expires_at=issued_at + ttl)
-    return PauseIssue(record=record, state=state, finishes=finishes,
-                      tail=TranscriptTail(scope=scope, session_id=session, start=start,
-                                          messages=tuple(new)))
-
-
-class StoreConformance:
-    """Behaviours shared by every store; ``store`` is a fixture the subclass provides."""
+class StoreConformance(OutboxConformance):
+    """Behaviours shared by every store; ``store`` is a fixture the subclass provides. The
+    outbox's (:class:`OutboxConformance`) are part of it: every store is an outbox too."""
 
     # transcripts
     async def test_append_then_load_in_order(self, store: Any) -> None:

@@ -6,7 +6,9 @@ module is what that declaration is bound to for one run. The composition root ha
 run's services, and :class:`HumanInteractionCapability.pause` does the one thing the pause stage
 asks of it: write the turn state, the transcript tail and the ledger row in one transaction, and
 report whether that write landed. That report, and nothing else, becomes
-:attr:`PendingInterrupt.resumable`.
+:attr:`PendingInterrupt.resumable`. When the host announces pauses (``PauseWiring.notify``), the
+same transaction puts the pause's notification in the outbox, so a pause is announced exactly
+when it was stored, by whichever process delivers it.
 
 Without wiring (an agent used alone) :func:`unwired` binds the run to itself and issues nothing:
 the pause is published, honestly not resumable.
@@ -30,6 +32,7 @@ from symfonic.kernel.plan import RunEnvironment, ServiceKey
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptTail
 from symfonic.services.ledger import Finish, PauseIssue, PauseLedger, PauseRecord
+from symfonic.services.outbox import PAUSE_CREATED, Notification
 from symfonic.services.turn_state import TurnState
 
 logger = logging.getLogger("symfonic.human")
@@ -47,6 +50,8 @@ class PauseWiring:
         new_checkpoint_id: The checkpoint port's id source, for bindings that name none.
         clock: Epoch seconds; injectable for tests of expiry.
         resumed_from: The pause this run resumes, whose outcome a new pause records.
+        notify: Write a :data:`~symfonic.services.outbox.PAUSE_CREATED` notification with each
+            pause (the host's ``notifications``). Off, a pause writes not one byte more.
     """
 
     binding: Callable[[], PauseBinding | None]
@@ -55,6 +60,7 @@ class PauseWiring:
     new_checkpoint_id: Callable[[], str] | None = None
     clock: Callable[[], float] = time.time
     resumed_from: str | None = None
+    notify: bool = False
 
 
 PAUSE_WIRING: ServiceKey[PauseWiring] = ServiceKey("symfonic.capabilities.human.pause")
@@ -154,7 +160,8 @@ class HumanInteractionCapability:
                                 start=draft.transcript_position, messages=draft.unsaved),
             finishes=None if previous is None else Finish(
                 jti=previous, status="paused_again", outcome={"next_pause": claims.jti},
-                finished_at=now))
+                finished_at=now),
+            notifications=(pause_notification(record),) if self._wiring.notify else ())
         try:
             await ledger.issue(issue)
         except StoreError as failed:
@@ -162,3 +169,23 @@ class HumanInteractionCapability:
                          claims.jti, failed)
             return False
         return True
+
+
+def pause_notification(record: PauseRecord) -> Notification:
+    """The announcement of a stored pause: what a webhook receiver needs to show the question.
+
+    It holds the ticket's facts as they were issued (who asked what, in which tenant, until when)
+    and never the token. A token is a bearer capability: copied into the outbox it would make a
+    read of the database (a backup, a replica, an operator listing failed deliveries) enough to
+    answer pauses. The ledger deliberately stores no token either; a token is a deterministic
+    signature of the ledger row's claims, so the sender mints the very same one at delivery
+    time, with the host's key (see ``Host.token_of``).
+    """
+    return Notification(
+        id=uuid.uuid4().hex, topic=PAUSE_CREATED, scope=record.scope, created_at=record.issued_at,
+        payload={"pause_id": record.jti, "tenant": record.scope.tenant,
+                 "agent": record.pin.partition("@")[0], "name": record.name, "kind": record.kind,
+                 "question": record.payload.get("question"), "answer_schema": record.answer_schema,
+                 "session_id": record.session_id, "run_id": record.run_id,
+                 "tool_call_id": record.tool_call_id, "issued_at": record.issued_at,
+                 "expires_at": record.expires_at})

@@ -1,7 +1,7 @@
 """``create_app``: the HTTP API, the inbox page and the webhooks over one :class:`Host`.
 
 The app's lifespan owns what runs in the background: it opens the host's store (and closes it,
-unless told the caller manages the host), starts the webhook dispatcher, and at shutdown drains
+unless told the caller manages the host), starts the webhook sender, and at shutdown drains
 the runs still going (``grace`` seconds to finish, then they are cancelled and awaited) before
 stopping. A server that knows when it was told to stop starts the drain earlier, at the signal
 (:class:`.server.DrainingServer`, what ``symfonic serve`` runs), so the grace counts from there
@@ -10,8 +10,6 @@ and the runs of requests still in flight are covered by it too.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -21,24 +19,15 @@ import httpx
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
-from symfonic.kernel.interrupts import PendingInterrupt
-from symfonic.kernel.scope import Scope
-from symfonic.platform.continuation import UnknownPauseToken
 from symfonic.platform.host import Host
+from symfonic.services.outbox import PAUSE_CREATED, Notification
 from symfonic.transports.http import api, errors, inbox, pages
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
-from symfonic.transports.http.schemas import resume_url, ticket_body
+from symfonic.transports.http.schemas import Ticket, resume_url
 from symfonic.transports.http.service import Service
-from symfonic.transports.webhooks import (
-    PAUSE_EVENT,
-    DeliveryFailed,
-    PayloadBuilder,
-    WebhookConfig,
-    WebhookDispatcher,
-)
-
-logger = logging.getLogger("symfonic.http")
+from symfonic.transports.webhook_sender import DocumentBuilder, WebhookSender
+from symfonic.transports.webhooks import DeliveryFailed, WebhookConfig
 
 
 def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = None, *,
@@ -47,7 +36,9 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     """The service over ``host``, for the tenants ``api_keys`` map to.
 
     Args:
-        webhooks: Where to announce every pause; none when None.
+        webhooks: Where to announce every pause; none when None. With webhooks, the host's
+            ``notifications`` are turned on (each pause writes its notification to the outbox)
+            and a sender delivers the outbox, this process's pauses and other processes' alike.
         public_url: The service's address as clients reach it (``https://agents.example.com``),
             for the ``resume_url`` of tickets and webhook deliveries. Defaults to each request's
             own base URL; webhooks, which have no request, then carry a path only.
@@ -59,8 +50,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace)
     poster = _HttpxPoster() if webhooks is not None else None
     if webhooks is not None and poster is not None:
-        service.webhooks = WebhookDispatcher(webhooks, post=poster, payload=_announcer(service))
-        host.on_pause(service.webhooks.listener)
+        host.notifications = True
+        service.webhooks = WebhookSender(webhooks, outbox=host.outbox, post=poster,
+                                         document=_announcement(service), clock=host.now)
+        host.on_pause(service.webhooks.wake)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -106,20 +99,30 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     return app
 
 
-def _announcer(service: Service) -> PayloadBuilder:
-    """What a webhook delivers: the ticket as ``GET /v1/pauses/{token}`` shows it."""
+def _announcement(service: Service) -> DocumentBuilder:
+    """What a webhook delivers: the notification's facts, the pause's ticket as it was issued,
+    and the links to answer it. The token is minted again from the ledger (the outbox keeps
+    none), so every attempt, from any process with this secret and public URL, sends the same
+    bytes."""
 
-    async def announce(interrupt: PendingInterrupt, scope: Scope) -> dict[str, Any] | None:
-        try:
-            ticket = await service.host.continuation.ticket(interrupt.token)
-        except UnknownPauseToken as gone:  # revoked or expired before its turn in the queue
-            logger.info("pause %s not announced: %s", interrupt.interrupt_id, gone)
+    async def announce(notification: Notification) -> dict[str, Any] | None:
+        facts = notification.payload
+        if notification.topic != PAUSE_CREATED:
+            return None
+        token = await service.host.token_of(facts["pause_id"], notification.scope)
+        if token is None:
             return None
         base = service.public_url or ""
-        return {"type": PAUSE_EVENT, "id": interrupt.interrupt_id, "created_at": time.time(),
-                "tenant": scope.tenant, "ticket": ticket_body(ticket, base),
-                "resume_url": resume_url(base, interrupt.token),
-                "inbox_url": f"{base}/inbox/pauses/{interrupt.token}"}
+        ticket = Ticket(token=token, tenant=facts["tenant"], name=facts["name"], kind=facts["kind"],
+                        question=facts["question"], session_id=facts["session_id"],
+                        tool_call_id=facts["tool_call_id"], issued_at=facts["issued_at"],
+                        expires_at=facts["expires_at"], status="outstanding",
+                        answer_schema=facts["answer_schema"], resume_url=resume_url(base, token))
+        return {"type": notification.topic, "id": notification.id,
+                "created_at": notification.created_at, "tenant": facts["tenant"],
+                "agent": facts["agent"], "pause_id": facts["pause_id"],
+                "ticket": ticket.model_dump(mode="json"), "resume_url": resume_url(base, token),
+                "inbox_url": f"{base}/inbox/pauses/{token}"}
 
     return announce
 

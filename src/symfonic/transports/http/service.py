@@ -30,7 +30,7 @@ from symfonic.transports.http.errors import Refusal, foreign_pause
 from symfonic.transports.http.schemas import event_body, outcome_body
 from symfonic.transports.http.sessions import InboxSessions
 from symfonic.transports.http.sse import Feed, RunPump, event_stream, wants_events
-from symfonic.transports.webhooks import WebhookDispatcher
+from symfonic.transports.webhook_sender import WebhookSender
 
 bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
                     description="An API key (`Authorization: Bearer sfk_...`); it maps to one tenant.")
@@ -52,7 +52,7 @@ class Service:
     keys: ApiKeys
     public_url: str | None = None
     pump: RunPump = field(default_factory=RunPump)
-    webhooks: WebhookDispatcher | None = None
+    webhooks: WebhookSender | None = None
     sessions: InboxSessions = field(default_factory=InboxSessions)
     grace: float = 30.0
     _drain: asyncio.Task[None] | None = field(default=None, init=False, repr=False)

@@ -1,0 +1,151 @@
+"""The outbox's conformance suite: what every store must show as an :class:`Outbox`.
+
+:class:`~symfonic.testing.conformance.StoreConformance` inherits it, so every adapter runs it
+unchanged. The behaviours: a notification commits with its pause or not at all, ``due`` hands
+out the oldest first and hides what it claimed for the lease, failed attempts come back at their
+retry time, delivered ones never, given-up ones are listed per tenant until retried, and
+concurrent claimers never get the same notification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+import pytest
+
+from symfonic.services.conversation import StoreError
+from symfonic.services.ledger import Finish
+from symfonic.services.outbox import DELIVERY_LEASE, PAUSE_CREATED
+from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue, tail
+
+LATER = NOW + 10**6
+"""Long after every lease and retry of these tests."""
+
+
+def ids(entries: Any) -> list[str]:
+    return [entry.notification.id for entry in entries]
+
+
+class OutboxConformance:
+    """Outbox behaviours; ``store`` is a fixture the subclass provides."""
+
+    async def test_a_pause_writes_its_notification_in_its_commit(self, store: Any) -> None:
+        issue = pause_issue(notify=True)
+        await store.issue(issue)
+        [entry] = await store.due(NOW)
+        assert entry.notification == issue.notifications[0]
+        assert entry.notification.topic == PAUSE_CREATED
+        assert entry.notification.payload["pause_id"] == issue.record.jti
+        assert (entry.attempts, entry.next_attempt_at) == (1, NOW + DELIVERY_LEASE)
+        assert (entry.last_error, entry.delivered_at, entry.failed_at) == (None, None, None)
+
+    async def test_a_pause_without_notifications_writes_none(self, store: Any) -> None:
+        await store.issue(pause_issue())
+        assert await store.due(LATER) == []
+
+    async def test_a_pause_that_fails_writes_no_notification(self, store: Any) -> None:
+        await store.append(tail(ACME, "s1", 0, "a"))
+        with pytest.raises(StoreError):  # its transcript position is taken
+            await store.issue(pause_issue(start=0, notify=True))
+        first = pause_issue(session="s2")
+        await store.issue(first)
+        unclaimed = Finish(jti=first.record.jti, status="paused_again", outcome={},
+                           finished_at=NOW)
+        with pytest.raises(StoreError):  # it would finish a pause nobody claimed
+            await store.issue(pause_issue(session="s2", start=2, finishes=unclaimed, notify=True))
+        assert await store.due(LATER) == []
+        assert await store.failed() == []
+
+    async def test_a_notification_that_cannot_be_written_fails_its_pause(self, store: Any) -> None:
+        first = pause_issue(session="a", notify=True)
+        await store.issue(first)
+        clash = dataclasses.replace(pause_issue(session="b"), notifications=first.notifications)
+        with pytest.raises(StoreError):
+            await store.issue(clash)
+        assert await store.get(clash.record.jti) is None
+        assert await store.load(ACME, "b") == []
+        assert ids(await store.due(NOW)) == [first.notifications[0].id]
+
+    async def test_due_claims_the_oldest_first_and_hides_them_for_the_lease(self, store: Any) -> None:
+        issues = [pause_issue(session=f"s{i}", issued_at=NOW - 10 + i, notify=True) for i in range(4)]
+        future = pause_issue(session="future", issued_at=NOW + 5, notify=True)
+        for issue in [future, *reversed(issues)]:
+            await store.issue(issue)
+        order = [issue.notifications[0].id for issue in issues]
+        assert ids(await store.due(NOW, 2, lease=30)) == order[:2]
+        assert ids(await store.due(NOW, 10, lease=30)) == order[2:]
+        assert await store.due(NOW + 4, lease=30) == []
+        assert ids(await store.due(NOW + 5, lease=30)) == [future.notifications[0].id]
+        lapsed = await store.due(NOW + 30, lease=30)  # their senders died: due again
+        assert ids(lapsed) == order
+        assert [entry.attempts for entry in lapsed] == [2, 2, 2, 2]
+
+    async def test_a_failed_attempt_is_due_again_at_its_retry_time(self, store: Any) -> None:
+        issue = pause_issue(notify=True)
+        await store.issue(issue)
+        [entry] = await store.due(NOW)
+        assert await store.retry_later(entry.notification.id, NOW + 1, NOW + 10, "HTTP 503") is True
+        assert await store.due(NOW + 9) == []
+        [again] = await store.due(NOW + 10)
+        assert (again.notification, again.attempts, again.last_error) == (
+            entry.notification, 2, "HTTP 503")
+
+    async def test_a_delivered_notification_is_never_due_again(self, store: Any) -> None:
+        issue = pause_issue(notify=True)
+        await store.issue(issue)
+        [entry] = await store.due(NOW)
+        id = entry.notification.id
+        assert await store.delivered(id, NOW + 1) is True
+        assert await store.delivered(id, NOW + 2) is False
+        assert await store.retry_later(id, NOW + 2, NOW + 3, "late") is False
+        assert await store.give_up(id, NOW + 2, "late") is False
+        assert await store.retry(id, NOW + 2) is False
+        assert await store.due(LATER) == []
+        assert await store.failed() == []
+
+    async def test_given_up_notifications_are_listed_per_tenant(self, store: Any) -> None:
+        acme, globex = pause_issue(session="a", notify=True), pause_issue(GLOBEX, notify=True)
+        for issue in (acme, globex):
+            await store.issue(issue)
+        assert len(await store.due(NOW)) == 2
+        assert await store.give_up(acme.notifications[0].id, NOW + 2, "HTTP 500") is True
+        assert await store.give_up(globex.notifications[0].id, NOW + 1, "refused") is True
+        assert await store.give_up(acme.notifications[0].id, NOW + 3, "again") is False
+        failed = await store.failed()
+        assert ids(failed) == [globex.notifications[0].id, acme.notifications[0].id]
+        assert (failed[1].failed_at, failed[1].last_error, failed[1].attempts) == (
+            NOW + 2, "HTTP 500", 1)
+        assert failed[1].notification == acme.notifications[0]
+        assert ids(await store.failed(ACME)) == [acme.notifications[0].id]
+        assert ids(await store.failed(GLOBEX, 5)) == [globex.notifications[0].id]
+        assert ids(await store.failed(limit=1)) == [globex.notifications[0].id]
+        assert await store.due(LATER) == []
+        assert await store.retry_later(acme.notifications[0].id, NOW, NOW, "x") is False
+
+    async def test_retry_makes_a_failed_one_due_with_fresh_attempts(self, store: Any) -> None:
+        issue = pause_issue(notify=True)
+        await store.issue(issue)
+        id = issue.notifications[0].id
+        await store.due(NOW)
+        assert await store.retry(id, NOW + 1) is False  # not failed: nothing to retry
+        await store.give_up(id, NOW + 1, "HTTP 410")
+        assert await store.retry(id, NOW + 100) is True
+        assert await store.retry(id, NOW + 100) is False
+        assert await store.retry("nope", NOW + 100) is False
+        assert await store.failed() == []
+        assert await store.due(NOW + 99) == []
+        [entry] = await store.due(NOW + 100)
+        assert (entry.notification.id, entry.attempts, entry.failed_at) == (id, 1, None)
+        assert entry.last_error == "HTTP 410"  # the history stays until the next attempt says
+
+    async def test_concurrent_claimers_never_share_a_notification(self, store: Any) -> None:
+        issues = [pause_issue(session=f"c{i}", notify=True) for i in range(30)]
+        for issue in issues:
+            await store.issue(issue)
+        batches = await asyncio.gather(*(store.due(NOW, 4) for _ in range(12)))
+        claimed = [id for batch in batches for id in ids(batch)]
+        assert len(claimed) == len(set(claimed))
+        claimed += ids(await store.due(NOW))
+        assert sorted(claimed) == sorted(issue.notifications[0].id for issue in issues)

@@ -1,0 +1,253 @@
+"""The webhook sender: a background task that drains the outbox to the configured URLs.
+
+What it does is described with the wire format, in :mod:`symfonic.transports.webhooks`. How:
+
+- one worker loop claims due notifications (``Outbox.due``, a lease each) while it has free
+  slots (``concurrency``), then sleeps until woken: by a pause of this process, by a delivery
+  finishing (a slot is free), by a retry falling due, or by ``poll_interval`` passing;
+- each claimed notification is a task that builds the body once, POSTs it to every URL at once,
+  and records the outcome: delivered, due again after a backoff, or given up;
+- nothing it does is kept only in memory except which URLs already accepted a notification that
+  is being retried (so a retry goes to the others); lose that and a URL may see the delivery id
+  twice, which at-least-once allows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from symfonic.errors import SymfonicError
+from symfonic.services.outbox import Notification, Outbox, OutboxEntry
+from symfonic.transports.webhooks import (
+    DELIVERY_HEADER,
+    DELIVERY_ID_HEADER,
+    EVENT_HEADER,
+    SIGNATURE_HEADER,
+    DeliveryFailed,
+    Poster,
+    WebhookConfig,
+    sign,
+)
+
+__all__ = ["DocumentBuilder", "WebhookSender"]
+
+REMEMBERED_LANDINGS = 4096
+"""Notifications for which a sender remembers the URLs that already accepted them, so that a
+retry goes only to the others (in this process; another process sends to every URL)."""
+MAX_ERROR_CHARS = 2000
+"""The stored ``last_error`` is cut to this: a receiver's error page is not worth keeping whole."""
+logger = logging.getLogger("symfonic.webhooks")
+
+DocumentBuilder = Callable[[Notification], Awaitable[dict[str, Any] | None]]
+"""Turns a notification into the JSON document to POST, the same on every attempt; None when it
+can never be delivered (e.g. its pause is not in the ledger): it is then given up at once."""
+
+
+class WebhookSender:
+    """Delivers the outbox's notifications to every configured URL, at least once.
+
+    ``clock`` dates what the sender records in the outbox, and should be the host's (the pauses
+    date their notifications with it); signatures carry the wall clock, which is what a receiver
+    compares them with.
+    """
+
+    def __init__(self, config: WebhookConfig, *, outbox: Callable[[], Awaitable[Outbox]],
+                 post: Poster, document: DocumentBuilder, clock: Callable[[], float] = time.time,
+                 jitter: Callable[[], float] = random.random) -> None:
+        self.config = config
+        self._outbox = outbox
+        self._post = post
+        self._document = document
+        self._clock = clock
+        self._jitter = jitter
+        self._wakeup = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._landed: dict[str, set[str]] = {}
+        self._abandoned: list[str] = []
+
+    def wake(self, *_: object) -> None:
+        """Look at the outbox now rather than at the next poll. Returns at once, from any thread:
+        it is what ``host.on_pause`` calls, inline in the run that paused."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._wakeup.set()
+        else:  # a run on another thread's loop: an asyncio.Event is not thread-safe
+            loop.call_soon_threadsafe(self._wakeup.set)
+
+    async def start(self) -> None:
+        if self._worker is None:
+            self._loop = asyncio.get_running_loop()
+            self._worker = asyncio.create_task(self._run(), name="symfonic-webhooks")
+            self._worker.add_done_callback(_report_death)
+
+    async def aclose(self) -> None:
+        """Stop. Deliveries in flight are cancelled and made due again at once (their attempt
+        counted), so the next sender, here or elsewhere, sends them without waiting for a lease."""
+        self._loop = None
+        for timer in self._timers:
+            timer.cancel()
+        tasks = [t for t in (self._worker, *self._tasks) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._worker = None
+        if self._abandoned:
+            logger.warning("%d webhook deliveries interrupted by shutdown; due again",
+                           len(self._abandoned))
+            await self._settle(lambda box, id, now: box.retry_later(
+                id, now, now, "the sender stopped during the attempt"), *self._abandoned)
+            self._abandoned.clear()
+
+    async def _run(self) -> None:
+        while True:
+            self._wakeup.clear()
+            room = self.config.concurrency - len(self._tasks)
+            if room > 0 and await self._claim(room) == room:
+                continue  # more may be due; the next round waits if every slot is taken
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), self.config.poll_interval)
+
+    async def _claim(self, room: int) -> int:
+        try:
+            entries = await (await self._outbox()).due(self._clock(), room, lease=self.config.lease)
+        except SymfonicError as failed:  # the store is down: try again at the next poll
+            logger.warning("the webhook outbox could not be read: %s", failed)
+            return 0
+        for entry in entries:
+            task = asyncio.create_task(self._deliver(entry))
+            self._tasks.add(task)
+            task.add_done_callback(self._finished)
+        return len(entries)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._wakeup.set()  # a slot is free
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("a webhook delivery crashed; due again when its lease lapses",
+                         exc_info=task.exception())
+
+    async def _deliver(self, entry: OutboxEntry) -> None:
+        try:
+            await self._attempt_and_record(entry)
+        except asyncio.CancelledError:  # shutting down: aclose makes it due again
+            self._abandoned.append(entry.notification.id)
+            raise
+
+    async def _attempt_and_record(self, entry: OutboxEntry) -> None:
+        notification, hopeless = entry.notification, False
+        try:
+            document = await self._document(notification)
+            if document is None:
+                problems, hopeless = ["nothing to deliver: what it announces is not recorded"], True
+            else:
+                problems = await self._post_all(entry, document)
+        except SymfonicError as failed:  # e.g. the ledger could not be read to mint the token
+            problems = [f"the body could not be built: {failed}"]
+        except Exception as bug:  # a payload this code cannot read: retrying will not help
+            logger.exception("webhook %s: the body could not be built", notification.id)
+            problems, hopeless = [f"the body could not be built: {bug!r}"], True
+        id = notification.id
+        if not problems:
+            self._landed.pop(id, None)
+            await self._settle(lambda box, id, now: box.delivered(id, now), id)
+            return
+        error = "; ".join(problems)[:MAX_ERROR_CHARS]
+        if hopeless or entry.attempts >= self.config.max_attempts:
+            self._landed.pop(id, None)
+            logger.error("webhook %s given up after %d attempts: %s", id, entry.attempts, error)
+            await self._settle(lambda box, id, now: box.give_up(id, now, error), id)
+            return
+        delay = self.backoff(entry.attempts)
+        logger.warning("webhook %s failed (%s); attempt %d in %.1f s", id, error,
+                       entry.attempts + 1, delay)
+        await self._settle(lambda box, id, now: box.retry_later(id, now, now + delay, error), id)
+        self._wake_in(delay)
+
+    def _wake_in(self, delay: float) -> None:
+        """Wake when a retry falls due, rather than up to a poll interval later."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        def fire() -> None:
+            self._timers.discard(timer)
+            self._wakeup.set()
+
+        timer = loop.call_later(delay, fire)
+        self._timers.add(timer)
+
+    def backoff(self, attempts: int) -> float:
+        """Seconds before the attempt after ``attempts``: doubling from ``first_backoff``, capped
+        at ``max_backoff``, then scaled by a random 50-100% so that retries of many
+        notifications (after a receiver's outage) do not arrive together."""
+        config = self.config
+        plain = min(config.max_backoff, config.first_backoff * 2.0 ** min(attempts - 1, 60))
+        return plain * (0.5 + self._jitter() / 2)
+
+    async def _post_all(self, entry: OutboxEntry, document: dict[str, Any]) -> list[str]:
+        """POST to every URL that has not accepted this notification yet; what failed."""
+        body = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+        notification = entry.notification
+        landed = self._landed.setdefault(notification.id, set())
+        if len(self._landed) > REMEMBERED_LANDINGS:
+            self._landed.pop(next(iter(self._landed)))
+        urls = [url for url in self.config.urls if url not in landed]
+        results = await asyncio.gather(*(self._attempt(url, body, entry) for url in urls))
+        landed.update(url for url, problem in zip(urls, results, strict=True) if problem is None)
+        return [f"{url}: {problem}" for url, problem in zip(urls, results, strict=True) if problem]
+
+    async def _attempt(self, url: str, body: bytes, entry: OutboxEntry) -> str | None:
+        """One POST; None when the receiver accepted it, else what went wrong."""
+        config, notification = self.config, entry.notification
+        headers = {
+            "Content-Type": "application/json", "User-Agent": "symfonic-webhooks",
+            EVENT_HEADER: notification.topic, DELIVERY_ID_HEADER: notification.id,
+            DELIVERY_HEADER: notification.id, "X-Symfonic-Attempt": str(entry.attempts),
+            SIGNATURE_HEADER: sign(config.secret, body, int(time.time())),
+        }
+        try:
+            async with asyncio.timeout(config.timeout):
+                status = await self._post(url, body, headers, config.timeout)
+        except DeliveryFailed as failed:
+            return str(failed) or type(failed).__name__
+        except TimeoutError:
+            return f"no answer within {config.timeout:g} s"
+        return None if 200 <= status < 300 else f"HTTP {status}"
+
+    async def _settle(self, change: Callable[[Outbox, str, float], Awaitable[bool]],
+                      *ids: str) -> None:
+        """Record what became of deliveries. A store that fails here leaves them claimed: they
+        are sent again once the lease lapses (a duplicate, with the same delivery id)."""
+        try:
+            outbox = await self._outbox()
+            for id in ids:
+                await change(outbox, id, self._clock())
+        except SymfonicError as failed:
+            logger.error("webhook outcome of %s not recorded (sent again later): %s",
+                         ", ".join(ids), failed)
+
+
+def _report_death(worker: asyncio.Task[None]) -> None:
+    """The worker loop only ends when cancelled; anything else is a bug that stops delivery, and
+    is said loudly (the outbox keeps every notification for the next start)."""
+    if not worker.cancelled() and worker.exception() is not None:
+        logger.critical("the webhook sender stopped; notifications wait in the outbox",
+                        exc_info=worker.exception())
