@@ -95,12 +95,20 @@ def test_api_keys_are_made_listed_and_removed(workdir: Path) -> None:
     key = symfonic(workdir, "keys", "add", "--tenant", "acme", "--permission", "pauses:read",
                    "--label", "ops").stdout.strip()
     assert key.startswith("sfk_")
-    stored = (workdir / ".symfonic" / "api_keys.json").read_text()
+    import sqlite3
+
+    with sqlite3.connect(workdir / ".symfonic" / "symfonic.db") as db:
+        stored = repr(db.execute("SELECT * FROM symfonic_api_keys").fetchall())
     assert key not in stored and key.split("_")[1] in stored
+    assert not (workdir / ".symfonic" / "api_keys.json").exists()
     listed = symfonic(workdir, "keys", "list").stdout
     assert "tenant=acme" in listed and "permissions=pauses:read" in listed and key not in listed
-    assert "removed" in symfonic(workdir, "keys", "remove", key.split("_")[1]).stdout
-    assert "tenant=acme" not in symfonic(workdir, "keys", "list").stdout
+    assert "revoked" not in listed
+    assert "revoked" in symfonic(workdir, "keys", "revoke", key.split("_")[1]).stdout
+    assert "revoked" in symfonic(workdir, "keys", "list", "--tenant", "acme").stdout
+    again = symfonic(workdir, "keys", "remove", key.split("_")[1], check=False)
+    assert again.returncode == 2 and "no key" in again.stdout
+    assert symfonic(workdir, "keys", "list", "--tenant", "globex").stdout.strip() == ""
     refused = symfonic(workdir, "keys", "add", "--tenant", "acme", "--permission", "root", check=False)
     assert refused.returncode == 2 and "unknown permissions" in refused.stderr
 

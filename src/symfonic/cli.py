@@ -260,40 +260,77 @@ def serve(url: UrlOption = None,
     run_server(open_host(url), host=host, port=port, grace=grace)
 
 
-def _api_keys() -> Any:
+def _auth() -> Any:
     try:
-        from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
+        from symfonic.transports.http import auth
     except ImportError as missing:
         raise typer.BadParameter(f"{missing}: pip install 'symfonic[http]'") from None
-    return ApiKeys.load(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE)
+    return auth
+
+
+async def _key_store(host: Host) -> Any:
+    """The host's store, after importing an earlier version's keys file into it if it has no keys."""
+    auth = _auth()
+    store = await host.store()
+    await auth.import_keys_file(store, os.environ.get(auth.KEYS_FILE_VARIABLE) or auth.DEFAULT_KEYS_FILE)
+    return store
 
 
 @keys_app.command("add")
 def keys_add(tenant: Annotated[str, typer.Option("--tenant", help="The tenant the key acts in.")],
              permission: Annotated[list[str] | None, typer.Option(
                  "--permission", help="runs, pauses:read or pauses:answer; repeat (default: all).")] = None,
-             label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "") -> None:
-    """Make an API key for TENANT and print it: the only time it is shown (only its hash is kept)."""
-    keys = _api_keys()
+             label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
+             url: UrlOption = None) -> None:
+    """Make an API key for TENANT and print it: the only time it is shown (only its hash is kept,
+    in the store; running servers accept it within a second)."""
     try:
-        key = keys.issue(tenant, label=label, **({"permissions": permission} if permission else {}))
+        key, record = _auth().new_key(tenant, label=label,
+                                      **({"permissions": permission} if permission else {}))
     except ValueError as refused:
         raise typer.BadParameter(str(refused)) from None
+
+    async def work(host: Host) -> bool:
+        return bool(await (await _key_store(host)).add_key(record))
+
+    if not _run(work, url):
+        console.print("[red]could not store the key (its id is taken): try again[/]")
+        raise typer.Exit(2)
     console.print(key, soft_wrap=True)
 
 
 @keys_app.command("list")
-def keys_list() -> None:
-    """The keys the service accepts (ids, tenants and permissions; never the keys)."""
-    for key in _api_keys():
+def keys_list(tenant: Annotated[str | None, typer.Option(
+                  "--tenant", help="Only this tenant's keys (default: every tenant's).")] = None,
+              url: UrlOption = None) -> None:
+    """The keys in the store (ids, tenants and permissions; never the keys), revoked ones marked."""
+
+    async def work(host: Host) -> list[Any]:
+        return list(await (await _key_store(host)).keys(tenant))
+
+    for key in _run(work, url):
+        revoked = "" if key.revoked_at is None else "  [red]revoked[/]"
         console.print(f"{key.id}  tenant={key.tenant}  permissions={','.join(sorted(key.permissions))}"
-                      f"  label={key.label!r}")
+                      f"  label={key.label!r}{revoked}", soft_wrap=True)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: str, url: UrlOption = None) -> None:
+    """Stop accepting the key with id KEY_ID (running servers refuse it within a second)."""
+
+    async def work(host: Host) -> bool:
+        return bool(await (await _key_store(host)).revoke_key(key_id, host.now()))
+
+    if not _run(work, url):
+        console.print(f"[red]no key {key_id!r} that is not revoked already[/]")
+        raise typer.Exit(2)
+    console.print("revoked")
 
 
 @keys_app.command("remove")
-def keys_remove(key_id: str) -> None:
-    """Stop accepting the key with id KEY_ID."""
-    console.print("removed" if _api_keys().remove(key_id) else f"no key {key_id!r}")
+def keys_remove(key_id: str, url: UrlOption = None) -> None:
+    """Same as 'symfonic keys revoke' (the key stays listed, marked revoked)."""
+    keys_revoke(key_id, url)
 
 
 webhooks_app = typer.Typer(help="Webhook deliveries waiting in the outbox.", no_args_is_help=True)

@@ -117,10 +117,10 @@ async def test_signing_in_again_ends_the_browsers_previous_session(
     assert SIGNED_IN in (await browser.get("/inbox")).text
 
 
-async def test_removing_the_key_ends_its_sessions(browser: httpx.AsyncClient,
-                                                  server: LiveServer) -> None:
+async def test_revoking_the_key_ends_its_sessions(browser: httpx.AsyncClient,
+                                                   server: LiveServer) -> None:
     await sign_in(browser, server)
-    server.keys.remove(server.secrets["acme"].split("_")[1])
+    assert server.served.call(server.keys.revoke(server.secrets["acme"].split("_")[1]))
     assert SIGN_IN_FORM in (await browser.get("/inbox")).text
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import stat
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -54,10 +54,11 @@ async def test_serve_prints_an_inbox_url_and_a_key_that_work(
         assert done.json()["output"] == "Done. Refunded 59.90 on order 42."
     assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]
 
-    keys = workdir / ".symfonic" / "api_keys.json"
-    assert first.key not in keys.read_text() and first.key.split("_")[2] not in keys.read_text()
-    assert stat.S_IMODE(keys.stat().st_mode) == 0o600
-    assert (workdir / ".symfonic" / "symfonic.db").exists()
+    with sqlite3.connect(workdir / ".symfonic" / "symfonic.db") as db:
+        stored = repr(db.execute("SELECT * FROM symfonic_api_keys").fetchall())
+    assert first.key.split("_")[1] in stored
+    assert first.key not in stored and first.key.split("_")[2] not in stored
+    assert not (workdir / ".symfonic" / "api_keys.json").exists()
 
 
 async def test_each_start_replaces_the_development_key(

@@ -15,28 +15,66 @@ from symfonic.kernel.events import RunEvent
 from symfonic.kernel.scope import Scope
 from symfonic.platform.continuation import AnswerInvalid
 from symfonic.platform.tickets import LedgerTicket
+from symfonic.stores.memory import MemoryStore
 from symfonic.transports.http import forms, pages
-from symfonic.transports.http.auth import ApiKeys
+from symfonic.transports.http.auth import ApiKeys, import_keys_file, new_key
 from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.server import GRACE_VARIABLE, shutdown_grace
 from symfonic.transports.http.sse import RunPump
 
 
-def test_keys_are_hashed_at_rest_and_survive_a_reload(tmp_path: Path) -> None:
-    path = tmp_path / "keys" / "api_keys.json"
-    keys = ApiKeys.load(path)
+async def test_keys_are_hashed_in_the_store_and_seen_by_another_view() -> None:
+    store = MemoryStore()
+    keys = ApiKeys()
     key = keys.issue("acme", label="ci")
     reader = keys.issue("acme", permissions=["pauses:read"])
-    stored = path.read_text()
+    assert keys.authenticate(key) is not None  # accepted at once, before any store
+    await keys.bind(store)
+    stored = repr(await store.keys())
     assert key not in stored and key.split("_", 2)[2] not in stored
-    again = ApiKeys.load(path)
+    again = ApiKeys()
+    await again.bind(store)
     found = again.authenticate(key)
     assert found is not None and found.tenant == "acme" and found.allows("pauses:answer")
     assert not again.authenticate(reader).allows("runs")  # type: ignore[union-attr]
     for wrong in (None, "", key + "x", key[:-1], "sfk_" + found.id + "_guess", "x" * 1000):
         assert again.authenticate(wrong) is None
-    assert again.remove_labelled("acme", "ci") == 1
-    assert ApiKeys.load(path).authenticate(key) is None
+    assert await keys.revoke(found.id)
+    assert not await keys.revoke(found.id)
+    assert keys.authenticate(key) is None and again.authenticate(key) is not None
+    assert await again.refresh() and again.authenticate(key) is None
+    assert not await again.refresh()  # nothing changed since
+
+
+async def test_a_replaced_key_is_revoked_in_the_store() -> None:
+    store = MemoryStore()
+    first = ApiKeys()
+    old = first.issue("demo", label="development", replace=True)
+    kept = first.issue("demo", label="other")
+    await first.bind(store)
+    second = ApiKeys()
+    new = second.issue("demo", label="development", replace=True)
+    await second.bind(store)
+    assert second.authenticate(old) is None and second.authenticate(new) is not None
+    assert second.authenticate(kept) is not None
+    assert len([k for k in await store.keys("demo") if k.revoked_at is None]) == 2
+
+
+async def test_an_old_keys_file_is_imported_once_into_an_empty_store(tmp_path: Path) -> None:
+    path = tmp_path / "api_keys.json"
+    key, record = new_key("acme", label="old")
+    path.write_text(json.dumps({"format": 1, "keys": [
+        {"id": record.id, "digest": record.digest, "tenant": "acme",
+         "permissions": sorted(record.permissions), "label": "old", "created_at": 1.0}]}))
+    store = MemoryStore()
+    keys = ApiKeys.load(path)
+    await keys.bind(store)
+    assert keys.authenticate(key) is not None and await store.keys_version() == 1
+    assert await import_keys_file(store, path) == 0  # the store has keys now
+    await store.revoke_key(record.id, 2.0)
+    again = ApiKeys.load(path)
+    await again.bind(store)  # not imported again: the revocation stands
+    assert again.authenticate(key) is None
 
 
 def test_keys_refuse_bad_tenants_permissions_and_files(tmp_path: Path) -> None:

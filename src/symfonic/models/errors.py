@@ -11,7 +11,7 @@ from __future__ import annotations
 from symfonic.kernel.model import ModelError
 
 __all__ = ["ModelAuthFailed", "ModelRateLimited", "ModelRejected", "ModelUnavailable",
-           "ProviderError"]
+           "ProviderError", "error_for_status"]
 
 
 class ProviderError(ModelError):
@@ -43,3 +43,16 @@ class ModelRejected(ProviderError):
 
 class ModelAuthFailed(ProviderError):
     """401/403: the API key is missing, wrong, or not allowed this model."""
+
+
+def error_for_status(status: int) -> type[ProviderError]:
+    """The error an HTTP status means, the same for every provider: 429 a rate limit, 401/403
+    auth, 408 and 5xx (Anthropic's 529 "overloaded" included) the provider being unavailable
+    (the same request may work later), any other 4xx a rejection (it will not)."""
+    if status == 429:
+        return ModelRateLimited
+    if status in (401, 403):
+        return ModelAuthFailed
+    if status == 408 or status >= 500:
+        return ModelUnavailable
+    return ModelRejected

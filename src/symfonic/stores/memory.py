@@ -18,6 +18,7 @@ from typing import Any
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.turn_state import TurnState
@@ -32,6 +33,7 @@ class MemoryStore:
         self._states: dict[str, TurnState] = {}
         self._pauses: dict[str, PauseRecord] = {}
         self._outbox: dict[str, OutboxEntry] = {}
+        self._keys: dict[str, KeyRecord] = {}
 
     # transcripts
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -181,6 +183,30 @@ class MemoryStore:
             return False
         self._outbox[id] = dataclasses.replace(entry, **changes)
         return True
+
+    # API keys
+    async def add_key(self, record: KeyRecord) -> bool:
+        if record.id in self._keys:
+            return False
+        self._keys[record.id] = record
+        return True
+
+    async def get_key(self, key_id: str) -> KeyRecord | None:
+        return self._keys.get(key_id)
+
+    async def keys(self, tenant: str | None = None) -> list[KeyRecord]:
+        chosen = [k for k in self._keys.values() if tenant is None or k.tenant == tenant]
+        return sorted(chosen, key=lambda k: (k.created_at, k.id))
+
+    async def revoke_key(self, key_id: str, now: float) -> bool:
+        record = self._keys.get(key_id)
+        if record is None or record.revoked_at is not None:
+            return False
+        self._keys[key_id] = dataclasses.replace(record, revoked_at=now)
+        return True
+
+    async def keys_version(self) -> int:
+        return len(self._keys) + sum(k.revoked_at is not None for k in self._keys.values())
 
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from symfonic.services.conversation import CheckpointService, SessionService, TranscriptService
+from symfonic.services.keys import KeyStore
 from symfonic.services.ledger import PauseLedger
 from symfonic.services.outbox import Outbox
 
@@ -19,8 +20,10 @@ DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
 URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 
 
-class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Outbox, Protocol):
-    """Every port over one database, so that a pause (and its notifications) commits once."""
+class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Outbox, KeyStore,
+            Protocol):
+    """Every port over one database, so that a pause (and its notifications) commits once (and
+    the API keys every server on it accepts)."""
 
     async def close(self) -> None: ...
 

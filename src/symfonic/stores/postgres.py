@@ -30,6 +30,7 @@ from symfonic.services.conversation import (
     TranscriptConflict,
     TranscriptTail,
 )
+from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.turn_state import TurnState
@@ -50,7 +51,8 @@ _S = {name: sql.to_format_style(getattr(sql, name)) for name in (
     "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
     "SESSION_PAUSED", "REVOKE", "SWEEP", "SWEEP_LEASES", "INSERT_NOTIFICATION",
     "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER", "OUTBOX_GIVE_UP",
-    "OUTBOX_RETRY")}
+    "OUTBOX_RETRY", "INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY",
+    "KEYS_VERSION")}
 
 
 class PostgresStore:
@@ -223,6 +225,25 @@ class PostgresStore:
 
     async def retry(self, id: str, now: float) -> bool:
         return await self._rowcount(_S["OUTBOX_RETRY"], (now, id)) == 1
+
+    # API keys
+    async def add_key(self, record: KeyRecord) -> bool:
+        return await self._rowcount(_S["INSERT_KEY"], sql.key_row(record)) == 1
+
+    async def get_key(self, key_id: str) -> KeyRecord | None:
+        rows = await self._fetchall(_S["GET_KEY"], (key_id,))
+        return sql.key_of(rows[0]) if rows else None
+
+    async def keys(self, tenant: str | None = None) -> list[KeyRecord]:
+        rows = await (self._fetchall(_S["ALL_KEYS"], ()) if tenant is None
+                      else self._fetchall(_S["TENANT_KEYS"], (tenant,)))
+        return [sql.key_of(row) for row in rows]
+
+    async def revoke_key(self, key_id: str, now: float) -> bool:
+        return await self._rowcount(_S["REVOKE_KEY"], (now, key_id)) == 1
+
+    async def keys_version(self) -> int:
+        return int((await self._fetchall(_S["KEYS_VERSION"], ()))[0][0])
 
     async def close(self) -> None:
         await self._pool.close()

@@ -17,6 +17,7 @@ from typing import Any
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
+from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, LEDGER_FORMAT, Listing, PageAfter, PauseRecord
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
@@ -61,11 +62,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_outbox_failed ON symfonic_outbox (scope, failed_at)
             WHERE failed_at IS NOT NULL""",
     ),
+    (
+        """CREATE TABLE symfonic_api_keys (
+            id TEXT PRIMARY KEY, tenant TEXT NOT NULL, digest TEXT NOT NULL,
+            permissions TEXT NOT NULL, label TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+            revoked_at DOUBLE PRECISION)""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
 the outbox, notifications written with the pause they announce (partial indexes keep the sender's
-poll reading only pending rows, however many were delivered)."""
+poll reading only pending rows, however many were delivered). Version 4: API keys (digests only),
+shared by every server on the database."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
@@ -172,6 +180,29 @@ OUTBOX_FAILED = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE failed_at 
                  "ORDER BY failed_at, id LIMIT ?")
 OUTBOX_FAILED_IN_SCOPE = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE scope = ? AND "
                           "failed_at IS NOT NULL ORDER BY failed_at, id LIMIT ?")
+
+
+KEY_COLUMNS = "id, tenant, digest, permissions, label, created_at, revoked_at"
+INSERT_KEY = (f"INSERT INTO symfonic_api_keys ({KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+              "ON CONFLICT (id) DO NOTHING")
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys WHERE id = ?"
+ALL_KEYS = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys ORDER BY created_at, id"
+TENANT_KEYS = (f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys WHERE tenant = ? "
+               "ORDER BY created_at, id")
+REVOKE_KEY = "UPDATE symfonic_api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+KEYS_VERSION = "SELECT COUNT(*) + COUNT(revoked_at) FROM symfonic_api_keys"
+"""Adds plus revocations: rows are never deleted, so every change makes it grow."""
+
+
+def key_row(record: KeyRecord) -> tuple[Any, ...]:
+    return (record.id, record.tenant, record.digest, json.dumps(sorted(record.permissions)),
+            record.label, record.created_at, record.revoked_at)
+
+
+def key_of(row: Sequence[Any]) -> KeyRecord:
+    return KeyRecord(id=row[0], tenant=row[1], digest=row[2],
+                     permissions=frozenset(json.loads(row[3])), label=row[4],
+                     created_at=float(row[5]), revoked_at=None if row[6] is None else float(row[6]))
 
 
 def to_format_style(statement: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
+from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.turn_state import TurnState
@@ -196,6 +197,25 @@ class SQLiteStore:
 
     async def retry(self, id: str, now: float) -> bool:
         return await self._changed(sql.OUTBOX_RETRY, (now, id))
+
+    # API keys
+    async def add_key(self, record: KeyRecord) -> bool:
+        return await self._changed(sql.INSERT_KEY, sql.key_row(record))
+
+    async def get_key(self, key_id: str) -> KeyRecord | None:
+        row = await self._read(lambda c: c.execute(sql.GET_KEY, (key_id,)).fetchone())
+        return None if row is None else sql.key_of(row)
+
+    async def keys(self, tenant: str | None = None) -> list[KeyRecord]:
+        statement, parameters = (sql.ALL_KEYS, ()) if tenant is None else (sql.TENANT_KEYS, (tenant,))
+        return [sql.key_of(row) for row in
+                await self._read(lambda c: c.execute(statement, parameters).fetchall())]
+
+    async def revoke_key(self, key_id: str, now: float) -> bool:
+        return await self._changed(sql.REVOKE_KEY, (now, key_id))
+
+    async def keys_version(self) -> int:
+        return int(await self._read(lambda c: c.execute(sql.KEYS_VERSION).fetchone()[0]))
 
     async def close(self) -> None:
         def shut() -> None:

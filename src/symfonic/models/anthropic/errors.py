@@ -20,6 +20,7 @@ from symfonic.models.errors import (
     ModelRejected,
     ModelUnavailable,
     ProviderError,
+    error_for_status,
 )
 
 __all__ = ["ERROR_TYPES", "to_model_error"]
@@ -39,16 +40,6 @@ ERROR_TYPES: dict[str, type[ProviderError]] = {
 """The Messages API's error types (the body's ``error.type``); an unknown one is unavailability."""
 
 
-def _by_status(status: int) -> type[ProviderError]:
-    if status == 429:
-        return ModelRateLimited
-    if status in (401, 403):
-        return ModelAuthFailed
-    if status == 408 or status >= 500:  # 529 is Anthropic's "overloaded"
-        return ModelUnavailable
-    return ModelRejected
-
-
 def to_model_error(error: BaseException) -> ProviderError | None:
     """The symfonic error for an SDK or transport failure; ``None`` for anything else.
 
@@ -58,7 +49,7 @@ def to_model_error(error: BaseException) -> ProviderError | None:
         kind = error.type or "error"
         detail = error.api_message or error.message
         if 400 <= error.status_code < 600:
-            return _by_status(error.status_code)(
+            return error_for_status(error.status_code)(
                 f"Anthropic answered HTTP {error.status_code} ({kind}): {detail}",
                 provider=PROVIDER, status_code=error.status_code)
         return ERROR_TYPES.get(kind, ModelUnavailable)(

@@ -25,6 +25,7 @@ from symfonic.models.errors import (
     ModelRejected,
     ModelUnavailable,
     ProviderError,
+    error_for_status,
 )
 from symfonic.models.settings import ModelSettings
 
@@ -59,16 +60,6 @@ def _by_words(code: str | None, kind: str | None) -> type[ProviderError]:
     return ModelUnavailable
 
 
-def _by_status(status: int) -> type[ProviderError]:
-    if status == 429:
-        return ModelRateLimited
-    if status in (401, 403):
-        return ModelAuthFailed
-    if status == 408 or status >= 500:  # a timeout or the server's fault: the same request may work later
-        return ModelUnavailable
-    return ModelRejected
-
-
 def model_error(error: openai.OpenAIError, *, provider: str) -> ModelError:
     """The symfonic error for anything the SDK raised, or a stream reported, for one request.
 
@@ -87,7 +78,7 @@ def model_error(error: openai.OpenAIError, *, provider: str) -> ModelError:
     """
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
-        return _by_status(status)(f"{provider} answered {status}: {error.message}", provider=provider,
+        return error_for_status(status)(f"{provider} answered {status}: {error.message}", provider=provider,
                                   status_code=status)
     if isinstance(error, openai.APITimeoutError):
         return ModelUnavailable(f"{provider}: the request timed out", provider=provider)

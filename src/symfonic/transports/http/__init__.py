@@ -3,7 +3,7 @@
 ::
 
     from symfonic.transports.http import ApiKeys, create_app
-    keys = ApiKeys.load(".symfonic/api_keys.json")
+    keys = ApiKeys()                              # a view of the keys in the host's store
     key = keys.issue("acme")                      # shown once; only its digest is kept
     app = create_app(host, keys)                  # serve with uvicorn
 

@@ -10,6 +10,7 @@ and the runs of requests still in flight are covered by it too.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -61,12 +62,17 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             await host.start()
         else:
             await host.store()
+        await api_keys.bind(await host.store())
+        refresher = asyncio.create_task(api_keys.keep_fresh(), name="symfonic-api-keys")
         if service.webhooks is not None:
             await service.webhooks.start()
         try:
             yield
         finally:
+            refresher.cancel()
+            await asyncio.gather(refresher, return_exceptions=True)
             await service.drain()
+            await api_keys.close()
             if service.webhooks is not None:
                 await service.webhooks.aclose()
             if poster is not None:

@@ -1,10 +1,19 @@
 """API keys: which tenant a caller acts for, and what it may do there.
 
-A key is ``sfk_<id>_<secret>``. Only its SHA-256 digest is kept (in memory and in the keys file),
-next to the tenant it maps to and its permissions, so a leaked keys file grants nothing. A fast
-hash is enough here, unlike for passwords: the secret is 256 random bits, which no dictionary or
-brute force reaches, and a slow KDF would only cost every request. The ``id`` part finds the
-record without scanning; the digest is compared in constant time.
+A key is ``sfk_<id>_<secret>``. Only its SHA-256 digest is kept, in the host's store (table
+``symfonic_api_keys``), next to the tenant it maps to and its permissions, so a leaked database
+grants nothing. A fast hash is enough here, unlike for passwords: the secret is 256 random bits,
+which no dictionary or brute force reaches, and a slow KDF would only cost every request. The
+``id`` part finds the record without scanning; the digest is compared in constant time.
+
+Every server on one database sees the same keys: :class:`ApiKeys` keeps an in-memory view of the
+store and, while the app runs, a background task polls the store's key version every
+:data:`REFRESH_SECONDS` and reloads the view when it moved, so a key added or revoked by another
+process (``symfonic keys add``, ``symfonic keys revoke``) counts within a second. Requests never
+wait on the store to authenticate.
+
+The keys file of earlier versions (``.symfonic/api_keys.json``) is imported into the store once,
+when the store holds no keys yet (:meth:`ApiKeys.load` names it).
 
 A key maps to exactly one scope. Nothing a request carries (a path, a body, a token) can move it
 to another tenant: the routes read the tenant from the key and, for a pause, check that the token
@@ -19,115 +28,219 @@ Permissions (a key without the one a route needs gets 403, a missing or unknown 
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import hashlib
 import hmac
 import json
-import os
+import logging
 import secrets
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from symfonic.kernel.scope import Scope
+from symfonic.services.keys import KeyRecord, KeyStore
 
-__all__ = ["DEFAULT_KEYS_FILE", "KEYS_FILE_VARIABLE", "PERMISSIONS", "ApiKey", "ApiKeys", "Permission"]
+__all__ = ["DEFAULT_KEYS_FILE", "KEYS_FILE_VARIABLE", "PERMISSIONS", "REFRESH_SECONDS", "ApiKey",
+           "ApiKeys", "Permission", "import_keys_file", "new_key", "read_keys_file"]
 
 Permission = Literal["runs", "pauses:read", "pauses:answer"]
 PERMISSIONS: tuple[Permission, ...] = ("runs", "pauses:read", "pauses:answer")
 KEYS_FILE_VARIABLE = "SYMFONIC_API_KEYS"
 DEFAULT_KEYS_FILE = Path(".symfonic/api_keys.json")
+"""The keys file of earlier versions: imported into an empty store, never written."""
 KEYS_FORMAT = 1
 """Version of the keys file. 1: ``{"format": 1, "keys": [record, ...]}``."""
+REFRESH_SECONDS = 0.5
+"""How often a running app looks for keys added or revoked elsewhere."""
 _PREFIX = "sfk"
+log = logging.getLogger(__name__)
+
+ApiKey = KeyRecord
+"""One key as stored (its digest, tenant, permissions): never the key itself."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ApiKey:
-    """One key as stored: never the key itself.
+def new_key(tenant: str, *, permissions: Iterable[str] = PERMISSIONS, label: str = "",
+            now: float | None = None) -> tuple[str, KeyRecord]:
+    """A fresh key for ``tenant`` and its record: the key is shown once, only the record kept.
 
-    Attributes:
-        id: The public part of the key, used to find its record.
-        digest: Hex SHA-256 of the whole key.
-        tenant: The only tenant the key acts in.
-        permissions: What the key may do there (see the module docstring).
-        label: A note for operators (``development`` for the key ``symfonic serve`` prints).
+    Raises:
+        ValueError: an invalid tenant or an unknown permission.
     """
+    scope = Scope(tenant=tenant)  # validates the tenant
+    granted = frozenset(permissions)
+    unknown = granted - set(PERMISSIONS)
+    if unknown:
+        raise ValueError(f"unknown permissions {sorted(unknown)}; use {list(PERMISSIONS)}")
+    key_id = secrets.token_hex(6)
+    key = f"{_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+    return key, KeyRecord(id=key_id, digest=_digest(key), tenant=scope.tenant, permissions=granted,
+                          label=label, created_at=time.time() if now is None else now)
 
-    id: str
-    digest: str
-    tenant: str
-    permissions: frozenset[str]
-    label: str = ""
-    created_at: float = 0.0
 
-    @property
-    def scope(self) -> Scope:
-        return Scope(tenant=self.tenant)
+def read_keys_file(path: str | Path) -> list[KeyRecord]:
+    """The records of an earlier version's keys file; none when it does not exist.
 
-    def allows(self, permission: Permission) -> bool:
-        return permission in self.permissions
+    Raises:
+        ValueError: the file is of a newer format than this symfonic knows, or damaged.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        version = data.get("format")
+        records = data["keys"]
+        if version != KEYS_FORMAT:
+            raise ValueError(f"{path} has keys format {version!r}; this symfonic reads {KEYS_FORMAT}")
+        return [_from_json(r) for r in records]
+    except (KeyError, AttributeError, TypeError) as damaged:
+        raise ValueError(f"{path} is not a symfonic keys file: {damaged}") from None
+    except json.JSONDecodeError as damaged:
+        raise ValueError(f"{path} is not a symfonic keys file: {damaged}") from None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "digest": self.digest, "tenant": self.tenant,
-                "permissions": sorted(self.permissions), "label": self.label,
-                "created_at": self.created_at}
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ApiKey:
-        return cls(id=str(data["id"]), digest=str(data["digest"]), tenant=str(data["tenant"]),
-                   permissions=frozenset(data.get("permissions", PERMISSIONS)),
-                   label=str(data.get("label", "")), created_at=float(data.get("created_at", 0)))
+async def import_keys_file(store: KeyStore, path: str | Path) -> int:
+    """Copy the keys of ``path`` into ``store`` when it holds no keys yet; how many were copied."""
+    records = read_keys_file(path)
+    if not records or await store.keys_version() != 0:
+        return 0
+    return sum([await store.add_key(record) for record in records])
 
 
 class ApiKeys:
-    """The keys a service accepts, optionally kept in a JSON file (digests only, mode 0600)."""
+    """The keys a service accepts: a view of the store's, refreshed while the app runs.
 
-    def __init__(self, keys: Iterable[ApiKey] = (), *, path: Path | None = None) -> None:
+    Before :meth:`bind` (which ``create_app`` calls at startup), the view holds what was given or
+    issued here; keys issued before binding are written to the store when it binds, and keys
+    issued after are written at the next refresh.
+    """
+
+    def __init__(self, keys: Iterable[KeyRecord] = (), *, path: Path | None = None) -> None:
         self._keys = {key.id: key for key in keys}
+        self._pending: dict[str, KeyRecord] = {}
+        self._replacing: set[tuple[str, str]] = set()
+        self._until_stopped: set[str] = set()
+        self._store: KeyStore | None = None
+        self._version = -1
+        self._refreshing = asyncio.Lock()
         self.path = path
+        """An earlier version's keys file, imported into the store when it has no keys."""
 
     @classmethod
     def load(cls, path: str | Path) -> ApiKeys:
-        """The keys in ``path``; none when the file does not exist yet.
+        """The keys of an earlier version's keys file, to import into the store once it binds
+        (only when the store has no keys yet).
 
         Raises:
             ValueError: the file is of a newer format than this symfonic knows, or damaged.
         """
-        path = Path(path)
-        if not path.exists():
-            return cls(path=path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            version = data.get("format")
-            records = data["keys"]
-        except (ValueError, KeyError, AttributeError) as damaged:
-            raise ValueError(f"{path} is not a symfonic keys file: {damaged}") from None
-        if version != KEYS_FORMAT:
-            raise ValueError(f"{path} has keys format {version!r}; this symfonic reads {KEYS_FORMAT}")
-        return cls((ApiKey.from_json(r) for r in records), path=path)
+        return cls(read_keys_file(path), path=Path(path))
+
+    @property
+    def store(self) -> KeyStore | None:
+        return self._store
+
+    async def bind(self, store: KeyStore) -> None:
+        """Make ``store`` the source: import the keys file if the store has none, write the keys
+        issued here so far, and load the store's keys."""
+        self._store = store
+        if self.path is not None:
+            imported = await import_keys_file(store, self.path)
+            if imported:
+                log.info("imported %d API keys from %s into the store", imported, self.path)
+        await self.refresh()
+
+    async def refresh(self) -> bool:
+        """Write the keys issued here, then reload the view if the store's keys changed; whether
+        the view was reloaded."""
+        store = self._store
+        if store is None:
+            return False
+        async with self._refreshing:
+            return await self._refresh(store)
+
+    async def _refresh(self, store: KeyStore) -> bool:
+        for tenant, label in list(self._replacing):
+            for old in await store.keys(tenant):
+                if old.label == label and old.revoked_at is None and old.id not in self._pending:
+                    await store.revoke_key(old.id, time.time())
+            self._replacing.discard((tenant, label))
+        for key_id, record in list(self._pending.items()):
+            await store.add_key(record)
+            self._pending.pop(key_id, None)
+        version = await store.keys_version()
+        if version == self._version:
+            return False
+        records = await store.keys()
+        self._keys = {r.id: r for r in records} | self._pending
+        self._version = version
+        return True
+
+    async def keep_fresh(self, every: float = REFRESH_SECONDS) -> None:
+        """Refresh every ``every`` seconds until cancelled; a store that fails is tried again at
+        the next tick, the view meanwhile staying as it was."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.refresh()
+            except Exception:  # the store is down: keep serving the last view
+                log.warning("could not refresh the API keys from the store", exc_info=True)
 
     def issue(self, tenant: str, *, permissions: Iterable[Permission] = PERMISSIONS,
-              label: str = "") -> str:
+              label: str = "", replace: bool = False, until_stopped: bool = False) -> str:
         """Make a key for ``tenant`` and return it: the only time it is ever visible.
 
-        Saved to the keys file at once when there is one.
+        Accepted here at once; written to the store when it binds, or at the next refresh. With
+        ``replace``, the other keys of ``tenant`` with this ``label`` are revoked then (how
+        ``symfonic serve`` renews its development key). With ``until_stopped``, the key is
+        revoked when the app stops (:meth:`close`).
         """
-        scope = Scope(tenant=tenant)  # validates the tenant
-        granted = frozenset(permissions)
-        unknown = granted - set(PERMISSIONS)
-        if unknown:
-            raise ValueError(f"unknown permissions {sorted(unknown)}; use {list(PERMISSIONS)}")
-        key_id = secrets.token_hex(6)
-        key = f"{_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
-        self._keys[key_id] = ApiKey(id=key_id, digest=_digest(key), tenant=scope.tenant,
-                                    permissions=granted, label=label, created_at=time.time())
-        self.save()
+        key, record = new_key(tenant, permissions=permissions, label=label)
+        if until_stopped:
+            self._until_stopped.add(record.id)
+        if replace:
+            self._replacing.add((record.tenant, label))
+            for old in list(self._keys.values()):
+                if old.tenant == record.tenant and old.label == label:
+                    del self._keys[old.id]
+                    self._pending.pop(old.id, None)
+        self._keys[record.id] = self._pending[record.id] = record
         return key
 
+    async def add(self, tenant: str, *, permissions: Iterable[Permission] = PERMISSIONS,
+                  label: str = "") -> str:
+        """:meth:`issue`, written to the bound store before returning."""
+        key = self.issue(tenant, permissions=permissions, label=label)
+        await self.refresh()
+        return key
+
+    async def revoke(self, key_id: str, now: float | None = None) -> bool:
+        """Stop accepting ``key_id``, here at once and, when bound, in the store."""
+        record = self._keys.get(key_id)
+        revoked = record is not None and record.revoked_at is None
+        when = time.time() if now is None else now
+        if record is not None and revoked:
+            self._keys[key_id] = dataclasses.replace(record, revoked_at=when)
+        self._pending.pop(key_id, None)
+        if self._store is not None:
+            revoked = await self._store.revoke_key(key_id, when) or revoked
+            await self.refresh()
+        return revoked
+
+    async def close(self) -> None:
+        """Revoke the keys issued ``until_stopped`` (the app's shutdown calls this)."""
+        for key_id in list(self._until_stopped):
+            try:
+                await self.revoke(key_id)
+            except Exception:  # the store is down: the key stays until replaced
+                log.warning("could not revoke API key %s", key_id, exc_info=True)
+            self._until_stopped.discard(key_id)
+
     def authenticate(self, presented: str | None) -> ApiKey | None:
-        """The record of ``presented``, or None when it is no key of ours."""
+        """The record of ``presented``, or None when it is no key of ours (or a revoked one)."""
         if not presented or len(presented) > 256:
             return None
         prefix, _, rest = presented.partition("_")
@@ -136,43 +249,24 @@ class ApiKeys:
         digest = _digest(presented)
         if record is None or not hmac.compare_digest(digest, record.digest):
             return None
-        return record
+        return None if record.revoked_at is not None else record
 
     def get(self, key_id: str) -> ApiKey | None:
-        return self._keys.get(key_id)
-
-    def remove(self, key_id: str) -> bool:
-        removed = self._keys.pop(key_id, None) is not None
-        if removed:
-            self.save()
-        return removed
-
-    def remove_labelled(self, tenant: str, label: str) -> int:
-        """Drop the keys of ``tenant`` with ``label``; how many went."""
-        doomed = [k.id for k in self._keys.values() if k.tenant == tenant and k.label == label]
-        for key_id in doomed:
-            del self._keys[key_id]
-        if doomed:
-            self.save()
-        return len(doomed)
-
-    def save(self) -> None:
-        """Write the keys file atomically, readable by its owner only."""
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        staged = self.path.with_name(self.path.name + ".tmp")
-        text = json.dumps({"format": KEYS_FORMAT, "keys": [k.to_json() for k in self]}, indent=2)
-        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(staged, self.path)
+        """The live (not revoked) record of ``key_id``: an inbox session lasts while it does."""
+        record = self._keys.get(key_id)
+        return None if record is None or record.revoked_at is not None else record
 
     def __iter__(self) -> Iterator[ApiKey]:
         return iter(list(self._keys.values()))
 
     def __len__(self) -> int:
         return len(self._keys)
+
+
+def _from_json(data: dict[str, Any]) -> KeyRecord:
+    return KeyRecord(id=str(data["id"]), digest=str(data["digest"]), tenant=str(data["tenant"]),
+                     permissions=frozenset(data.get("permissions", PERMISSIONS)),
+                     label=str(data.get("label", "")), created_at=float(data.get("created_at", 0)))
 
 
 def _digest(key: str) -> str:

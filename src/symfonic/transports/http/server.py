@@ -1,10 +1,12 @@
 """``symfonic serve``: the example support agent over HTTP, on the embedded SQLite default.
 
-Keys live in ``.symfonic/api_keys.json`` (``$SYMFONIC_API_KEYS`` to move it), digests only. Every
-start replaces the tenant ``demo``'s development key (label ``development``) and prints the new
-one: a key that is hashed at rest cannot be shown again, and a printed key that outlives the
-process it was printed by is one more secret lying around. Keys made otherwise (``ApiKeys.issue``)
-are kept.
+Keys live in the store (digests only), where ``symfonic keys`` manages them; a keys file of an
+earlier version (``.symfonic/api_keys.json``, or ``$SYMFONIC_API_KEYS``) is imported into a store
+that has no keys yet. Every start replaces the tenant ``demo``'s development key (label
+``development <its URL>``) and prints the new one: a key that is hashed at rest cannot be shown
+again, and a printed key that outlives the process it was printed by is one more secret lying
+around; a server that stops revokes its key. Other keys (other servers' on a shared database
+included) are kept.
 
 Webhooks: ``$SYMFONIC_WEBHOOK_URLS`` (comma-separated) and ``$SYMFONIC_WEBHOOK_SECRET``.
 
@@ -80,10 +82,10 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
     """
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
-    keys.remove_labelled(DEMO_TENANT, DEVELOPMENT_LABEL)
-    key = keys.issue(DEMO_TENANT, label=DEVELOPMENT_LABEL)
     webhooks = webhook_config()
     public_url = f"http://{_reachable(host)}:{port}"
+    key = keys.issue(DEMO_TENANT, label=f"{DEVELOPMENT_LABEL} {public_url}", replace=True,
+                     until_stopped=True)
     app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace)
     served = ", ".join(sorted(app_host.specs)) or "no agents"
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
@@ -91,7 +93,7 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
     print(f"  API docs: {public_url}/docs")
     print(f"  API key:  {key}")
     print(f"            (tenant {DEMO_TENANT!r}; a development key, replaced at every start; "
-          f"only its digest is kept, in {keys.path})")
+          "only its digest is kept, in the store)")
     if webhooks is not None:
         print(f"  webhooks: {', '.join(webhooks.urls)}")
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "
