@@ -59,6 +59,8 @@ RESUME_KILL_POINTS: dict[str, tuple[dict[str, Any], str, int]] = {
 effect must have run by then."""
 
 RANDOM_KILLS = 10
+LEASE = 1.0
+"""Seconds a killed resumer's claim holds before its pause reads interrupted."""
 MAX_KILL_DELAY = 0.3
 """Seconds after the looping child reports it started; about a dozen pause+resume cycles."""
 
@@ -103,7 +105,7 @@ async def test_a_resume_killed_at_any_point_never_runs_twice_nor_loses_the_turn(
     assert paused.interrupt is not None and paused.interrupt.resumable
     token = paused.interrupt.token
 
-    resumer = await children.spawn(url)
+    resumer = await children.spawn(url, SYMFONIC_TEST_LEASE=str(LEASE))
     await resumer.dies_on({"op": "resume", "token": token, **extras})
 
     state = sqlite_snapshot(path)
@@ -117,11 +119,20 @@ async def test_a_resume_killed_at_any_point_never_runs_twice_nor_loses_the_turn(
             assert (await host.continuation.resume(token, APPROVE)).status == "completed"
         with pytest.raises(PauseAlreadyResumed) as refused:
             await host.continuation.resume(token, APPROVE)
-        assert refused.value.status == ("completed" if expected_status == "outstanding"
-                                        else expected_status)
+        assert refused.value.status in (("claimed", "interrupted") if expected_status == "claimed"
+                                        else ("completed",))
+        if expected_status == "claimed":  # the dead resumer's lease lapses: recover, once
+            await asyncio.sleep(LEASE)
+            assert [t.token for t in await host.pauses(TENANT, status="interrupted")] == [token]
+            recovered = await asyncio.gather(*(host.recover(token) for _ in range(3)),
+                                             return_exceptions=True)
+            assert [o.status for o in recovered if not isinstance(o, BaseException)] == ["completed"]
+    # Never twice: a recovery does not run again an effect whose call may have run.
     assert effects(effects_file) == Counter(
         {"k1": 1 if expected_status == "outstanding" else expected_effects})
     assert violations(sqlite_snapshot(path)) == []
+    if expected_status != "outstanding":
+        assert sqlite_snapshot(path).pause_of("s1").status == "completed"  # type: ignore[union-attr]
 
 
 @pytest.mark.slow
@@ -139,7 +150,7 @@ async def test_random_kills_of_a_looping_pauser_never_break_the_ledger(
     path = tmp_path / "desk.db"
     url = f"sqlite:///{path}"
     for trial in range(RANDOM_KILLS):
-        child = await children.spawn(url)
+        child = await children.spawn(url, SYMFONIC_TEST_LEASE=str(LEASE))
         await child.call({"op": "start"})
         assert await child.call({"op": "loop", "prefix": f"t{trial}"}) == {"looping": True}
         await asyncio.sleep(chaos.uniform(0.0, MAX_KILL_DELAY))  # the chaos itself, not a wait
@@ -156,7 +167,16 @@ async def test_random_kills_of_a_looping_pauser_never_break_the_ledger(
 
     async with open_host(url) as host:
         assert await resume_or_refuse(host, state) == [], seed
+        await asyncio.sleep(LEASE)  # every dead child's claim has lapsed: each recovers once
+        interrupted = await host.pauses(TENANT, status="interrupted", limit=10_000)
+        assert len(interrupted) == sum(row.status == "claimed" for row in state.pauses), seed
+        for ticket in interrupted:
+            assert (await host.recover(ticket.token)).status == "completed", (seed, ticket)
+            with pytest.raises(PauseAlreadyResumed):
+                await host.recover(ticket.token)
     ran = effects(effects_file)
     for row in state.pauses:  # a claimed pause's turn died with its child: it ran at most once
         assert ran[key_of(row.tool_call_id)] in ({0, 1} if row.status == "claimed" else {1}), row
-    assert violations(sqlite_snapshot(path)) == [], seed
+    final = sqlite_snapshot(path)
+    assert violations(final) == [], seed
+    assert {row.status for row in final.pauses} <= {"completed"}, seed  # nothing left stuck

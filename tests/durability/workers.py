@@ -52,6 +52,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,10 @@ def desk_agent() -> AgentSpec:
 
 
 def open_host(url: str) -> Host:
-    return Host.open(url, agents=[desk_agent()], secret=SECRET)
+    """The desk host; ``SYMFONIC_TEST_LEASE`` (seconds) shortens its claims' lease."""
+    lease = float(os.environ.get("SYMFONIC_TEST_LEASE", "30"))
+    return Host.open(url, agents=[desk_agent()], secret=SECRET,
+                     claim_lease=timedelta(seconds=lease))
 
 
 async def start_host(url: str, pool_max: int | None) -> Host:
