@@ -113,12 +113,25 @@ class ClaimedTurn:
                 return
 
     async def _store_progress(self, runner: InvocationRunner) -> None:
+        """Store what the turn did so far; a tool ran, so failing here leaves its outcome unknown.
+
+        Raises:
+            OutcomeUnknown: the store refused or could not be reached: the turn stops, and its
+                pause is interrupted (now, or when the lease lapses) for a recovery to continue.
+        """
         unsaved = runner.unsaved
-        if unsaved:
+        if not unsaved:
+            return
+        try:
             await self.store.append(TranscriptTail(scope=self.scope, session_id=self.session_id,
                                                    start=runner.transcript_position,
                                                    messages=unsaved))
-            runner.stored(len(unsaved))
+        except StoreError as lost:
+            await _shielded(self._give_up(applied=True))
+            raise OutcomeUnknown(
+                f"pause {self.jti}: a tool ran but its result could not be stored ({lost}); the "
+                "turn stopped and is interrupted: recover it", jti=self.jti) from lost
+        runner.stored(len(unsaved))
 
     async def _record(self, terminal: RunEvent, runner: InvocationRunner) -> None:
         if isinstance(terminal, Completed):
