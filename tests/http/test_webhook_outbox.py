@@ -29,7 +29,9 @@ from tests.http.receivers import Receiver, outbox_rows
 SERVER = Path(__file__).with_name("outbox_server.py")
 SECRET = "outbox-server-secret-0123456789abcdef"  # as outbox_server.py's
 HOOK_SECRET = "whsec-outbox-0123456789"
-FAST = {"first_backoff": 0.1, "max_backoff": 0.5, "poll_interval": 0.1, "max_attempts": 1000}
+FAST = {"first_backoff": 0.1, "max_backoff": 0.5, "poll_interval": 0.1, "max_attempts": 1000,
+        "timeout": 0.5, "lease": 1.0}
+"""Quick retries; a claim a killed sender held returns within a second (the default is 60 s)."""
 
 
 class Service:
