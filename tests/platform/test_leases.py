@@ -120,12 +120,12 @@ async def test_only_an_interrupted_pause_recovers(host: Host) -> None:
 
 async def test_a_renewed_lease_keeps_a_long_turn_claimed(sqlite_url: str, calls: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SYMFONIC_TEST_DELAY", "1.2")
+    monkeypatch.setenv("SYMFONIC_TEST_DELAY", "3")
     async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
-                         claim_lease=timedelta(seconds=0.4)) as host:
+                         claim_lease=timedelta(seconds=1)) as host:
         token, jti = await paused(host, "charge")
         task = asyncio.create_task(host.continuation.resume(token, {"approved": True}))
-        await asyncio.sleep(0.9)  # two lease lengths in: only renewals keep it claimed
+        await asyncio.sleep(2.2)  # two lease lengths in: only renewals keep it claimed
         assert await status(host, jti) == "claimed"
         assert await host.pauses(ACME, status="interrupted") == []
         assert (await task).status == "completed"
