@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from symfonic import tool
+from symfonic import Agent, RunEvent, tool
 from tests.models.standin import ToolCall
 
 
@@ -60,3 +60,9 @@ class Forecast(BaseModel):
 
     city: str
     celsius: float
+
+
+async def events_of(agent: Agent, text: str = "Weather in Paris?",
+                    session: str = "s1") -> list[RunEvent]:
+    """Every event of one turn of ``agent``."""
+    return [event async for event in agent.stream(text, session_id=session)]

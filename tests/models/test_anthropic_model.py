@@ -31,10 +31,10 @@ from symfonic import (
     tool,
 )
 from symfonic import Usage as RunUsage
-from symfonic.kernel.events import RunEvent
 from symfonic.models import ModelSettings
 from symfonic.models.anthropic import AnthropicModel
 from tests.models import anthropic_worker as worker
+from tests.models.helpers import events_of
 from tests.models.standin import (
     HttpFailure,
     MidStreamFailure,
@@ -79,10 +79,6 @@ class Refund(BaseModel):
 def desk(client: Client, *, settings: ModelSettings | None = None, **spec: Any) -> Agent:
     model = AnthropicModel(MODEL, client=client, settings=settings)
     return Agent(AgentSpec(name="desk", model=model, instructions="Be careful.", **spec), scope=ACME)
-
-
-async def events_of(agent: Agent, text: str, session: str = "s1") -> list[RunEvent]:
-    return [event async for event in agent.stream(text, session_id=session)]
 
 
 def blocks(request: Any, index: int) -> list[dict[str, Any]]:

@@ -19,7 +19,6 @@ from symfonic import (
     Failed,
     Message,
     ModelCallCompleted,
-    RunEvent,
     Scope,
     TextDelta,
     ToolCallCompleted,
@@ -31,7 +30,7 @@ from symfonic.kernel.model import complete
 from symfonic.models import ModelSettings
 from symfonic.models.openai import OpenAIChatModel
 from tests.models import openai_worker
-from tests.models.helpers import Forecast, get_news, get_time, get_weather
+from tests.models.helpers import Forecast, events_of, get_news, get_time, get_weather
 from tests.models.helpers import NotJsonCall as BotchedCall
 from tests.models.standin import HttpFailure, MidStreamFailure, StandIn, Text, ToolCall, Turn
 from tests.models.standin import Usage as Tokens
@@ -50,10 +49,6 @@ def agent(client: Client, **spec: Any) -> Agent:
     settings = spec.pop("settings", None)
     model = OpenAIChatModel("gpt-4.1", client=client, settings=settings, **spec.pop("adapter", {}))
     return Agent(AgentSpec(name="weather", model=model, instructions="Answer briefly.", **spec), scope=SCOPE)
-
-
-async def events_of(runner: Agent, text: str = "Weather in Paris?", session: str = "s1") -> list[RunEvent]:
-    return [event async for event in runner.stream(text, session_id=session)]
 
 
 def sent(standin: StandIn) -> list[list[dict[str, Any]]]:

@@ -21,7 +21,6 @@ from symfonic import (
     Host,
     Message,
     ModelCallCompleted,
-    RunEvent,
     Scope,
     TextDelta,
     ToolCallCompleted,
@@ -32,7 +31,7 @@ from symfonic.kernel.model import complete
 from symfonic.models import ModelSettings, infer_model
 from symfonic.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from tests.models import openai_worker
-from tests.models.helpers import Forecast, NotJsonCall, get_time, get_weather
+from tests.models.helpers import Forecast, NotJsonCall, events_of, get_time, get_weather
 from tests.models.standin import (
     HttpFailure,
     MidStreamFailure,
@@ -52,10 +51,6 @@ def agent(client: Client, **spec: Any) -> Agent:
     settings = spec.pop("settings", None)
     model = OpenAIResponsesModel("gpt-5", client=client, settings=settings)
     return Agent(AgentSpec(name="weather", model=model, instructions="Answer briefly.", **spec), scope=SCOPE)
-
-
-async def events_of(runner: Agent, text: str = "Weather in Paris?", session: str = "s1") -> list[RunEvent]:
-    return [event async for event in runner.stream(text, session_id=session)]
 
 
 def inputs(standin: StandIn) -> list[list[dict[str, Any]]]:
