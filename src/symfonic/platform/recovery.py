@@ -20,6 +20,7 @@ from typing import Any
 
 from symfonic.agent import Agent
 from symfonic.capabilities.human.contribution import HumanInteraction
+from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
@@ -49,12 +50,12 @@ def recovered_round(agent: Agent, state: TurnState, paused_call: ToolCall,
             resolved[paused_call.id] = resolution_from_dict(decision)
     remaining = [call for call in calls if call.id not in answered]
     tools = {t.schema.name: t for t in agent.spec.tools}
-    interactions = _interaction_names(agent)
+    registered = interactions(agent)  # approvals too: unanswered, they pause
     for call in remaining:
         resolution = resolved.get(call.id)
         if isinstance(resolution, AnsweredCall):
             continue  # an answer, or a refusal: no effect to doubt
-        if resolution is None and call.name in interactions:
+        if resolution is None and call.name in registered:
             continue  # not asked yet (a question, an approval): the pause stage asks it
         if not getattr(tools.get(call.name), "idempotent", False):
             resolved[call.id] = AnsweredCall(call_id=call.id, content=INTERRUPTED, is_error=True)
@@ -74,10 +75,13 @@ def _last_round(history: Sequence[Message], paused_at: int) -> int:
     raise LookupError(f"no round at or after position {paused_at - 1} in the stored transcript")
 
 
-def _interaction_names(agent: Agent) -> set[str]:
+def interactions(agent: Agent) -> dict[str, InteractionSpec]:
+    """Every interaction the agent's definition registers (questions, interrupts, approvals),
+    by name, as its human capabilities declare them for its tools."""
     tools = {t.schema.name: t for t in agent.spec.tools}
-    names: set[str] = set()
+    found: dict[str, InteractionSpec] = {}
     for capability in agent.spec.capabilities:
         if isinstance(capability, HumanInteraction):
-            names |= set(capability.specs(tools))  # approvals too: unanswered, they pause
-    return names
+            found.update({name: spec for name, spec in capability.specs(tools).items()
+                          if name not in found})
+    return found

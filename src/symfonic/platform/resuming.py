@@ -24,7 +24,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from symfonic.agent import Agent, RunOutcome, collect, prepare_turn
-from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.capabilities.human.typed_projection import project
@@ -45,7 +44,7 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
     UnknownSigningKey,
 )
-from symfonic.platform.recovery import recovered_round
+from symfonic.platform.recovery import interactions, recovered_round
 from symfonic.platform.tickets import LedgerTicket, ticket_of
 from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptService
 from symfonic.services.ledger import PauseRecord
@@ -301,13 +300,15 @@ def _scope_or_none(claim: Any) -> Scope | None:
 
 
 def interaction_spec(agent: Agent, name: str) -> InteractionSpec:
-    tools = {t.schema.name: t for t in agent.spec.tools}
-    for capability in agent.spec.capabilities:
-        if isinstance(capability, HumanInteraction):
-            specs = capability.specs(tools)
-            if name in specs:
-                return specs[name]
-    raise IncompatibleDefinition(f"(a definition with {name!r})", agent.spec.pin)
+    """The interaction ``name`` as the serving definition declares it.
+
+    Raises:
+        IncompatibleDefinition: the definition no longer declares it.
+    """
+    spec = interactions(agent).get(name)
+    if spec is None:
+        raise IncompatibleDefinition(f"(a definition with {name!r})", agent.spec.pin)
+    return spec
 
 
 async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
