@@ -1,16 +1,18 @@
 """Inbox sessions: sign-in only from the service's own pages, sign-out with the form's CSRF token
-that ends the session on the server for every copy of its cookie, and the registry's bounds."""
+that ends the session on the server for every copy of its cookie, and sessions kept in the store."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from starlette.requests import Request
 
+from symfonic.stores.memory import MemoryStore
 from symfonic.transports.http.sessions import COOKIE, InboxSessions, cross_site
-from tests.http.helpers import LiveServer, paused_run, sign_in
+from tests.http.helpers import LiveServer, ServerFactory, paused_run, sign_in
 
 SIGNED_IN = 'action="/inbox/logout"'
 SIGN_IN_FORM = 'action="/inbox/login"'
@@ -124,45 +126,56 @@ async def test_revoking_the_key_ends_its_sessions(browser: httpx.AsyncClient,
     assert SIGN_IN_FORM in (await browser.get("/inbox")).text
 
 
-def test_the_registry_expires_sessions_and_caps_their_number() -> None:
+async def test_sessions_expire_end_and_are_never_found_by_a_guess() -> None:
     now = [1000.0]
-    sessions = InboxSessions(lifetime=60, limit=3, clock=lambda: now[0])
-    early = sessions.open("k0")
-    found = sessions.find(early)
+    store = MemoryStore()
+    sessions = InboxSessions(lifetime=60, clock=lambda: now[0])
+    with pytest.raises(RuntimeError, match="not bound"):
+        await sessions.open("k0")
+    sessions.bind(store)
+    early = await sessions.open("k0")
+    found = await sessions.find(early)
     assert found is not None and found.key_id == "k0"
-    now[0] += 61
-    assert sessions.find(early) is None and len(sessions) == 0  # expired, and dropped
+    now[0] += 60
+    assert await sessions.find(early) is None  # expired
+    cookie = await sessions.open("k1")  # opening pruned the expired one
+    assert await store.find_sign_in(found.digest, 0.0) is None
+    for guess in ("", cookie[:-1], cookie + "0", found.digest, "x" * 500):
+        assert await sessions.find(guess) is None
+    session = await sessions.find(cookie)
+    assert session is not None and session.digest != cookie  # the store never holds the cookie
+    await sessions.close(session)
+    assert await sessions.find(cookie) is None
+    fresh = await sessions.find(await sessions.open("k1"))
+    assert fresh is not None and fresh.csrf != session.csrf  # a token dies with its session
 
-    cookies = [sessions.open(f"k{n}") for n in range(5)]
-    assert len(sessions) == 3  # the two oldest made room
-    assert [sessions.find(c) is not None for c in cookies] == [False, False, True, True, True]
-    now[0] += 30
-    later = sessions.open("k5")
-    assert len(sessions) == 3
-    now[0] += 31
-    last = sessions.open("k6")  # the three opened 61 s ago expired: opening prunes them
-    assert len(sessions) == 2
-    assert sessions.find(later) is not None and sessions.find(last) is not None
+
+async def test_sessions_are_shared_by_every_server_on_the_database_and_outlive_a_restart(
+        start_server: ServerFactory) -> None:
+    first = start_server()
+    async with httpx.AsyncClient(base_url=first.url, timeout=20) as browser:
+        csrf = await sign_in(browser, first)
+        cookie = browser.cookies[COOKIE]
+    first.served.stop()  # a restart: the next server on the same database knows the session
+    second, third = start_server(), start_server()
+    for server in (second, third):
+        async with with_cookie(server, cookie) as copy:
+            await until_signed_in(copy)
+    async with with_cookie(second, cookie) as copy:
+        out = await copy.post("/inbox/logout", data={"csrf": csrf})
+        assert out.status_code == 303
+    async with with_cookie(third, cookie) as copy:  # signed out on one: out on all at once
+        assert SIGN_IN_FORM in (await copy.get("/inbox")).text
 
 
-def test_a_cookie_is_signed_in_only_while_its_session_is_known_here() -> None:
-    sessions = InboxSessions()
-    cookie = sessions.open("k1")
-    session_id, _, signature = cookie.partition(".")
-    assert len(session_id) == 32 and len(signature) == 64
-    for forged in ("", session_id, f"{session_id}.{'0' * 64}", f"{'0' * 32}.{signature}",
-                   cookie + "0"):
-        assert sessions.find(forged) is None
-    assert InboxSessions().find(cookie) is None  # another app (another process): another secret
-    session = sessions.find(cookie)
-    assert session is not None
-    csrf = sessions.csrf(session)
-    sessions.close(session)
-    assert sessions.find(cookie) is None and len(sessions) == 0
-    fresh = sessions.find(sessions.open("k1"))
-    assert fresh is not None and sessions.csrf(fresh) != csrf  # a token dies with its session
-    with pytest.raises(ValueError, match="limit"):
-        InboxSessions(limit=0)
+async def until_signed_in(client: httpx.AsyncClient) -> None:
+    """Wait until ``client``'s server signs it in: a server learns of keys another one issued
+    within a second (its key refresh), and the session stands for such a key."""
+    for _ in range(40):
+        if SIGNED_IN in (await client.get("/inbox")).text:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the session was not signed in on this server")
 
 
 def _request(host: str, scheme: str = "http", **headers: str) -> Request:

@@ -134,7 +134,9 @@ async def test_a_resumed_turn_that_fails_is_recorded_failed_and_not_retried(host
 async def test_no_api_takes_a_scope_beside_a_token() -> None:
     for method in (LedgerContinuation.resume, LedgerContinuation.resume_stream,
                    LedgerContinuation.ticket):
-        assert list(inspect.signature(method).parameters)[1:] in (["token"], ["token", "answer"])
+        parameters = list(inspect.signature(method).parameters)[1:]
+        assert parameters in (["token"], ["token", "answer"], ["token", "answer", "answered_by"])
+        assert "scope" not in parameters
     assert list(inspect.signature(Host.revoke).parameters) == ["self", "token"]
 
 

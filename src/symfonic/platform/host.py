@@ -196,6 +196,16 @@ class Host:
                                          after=None if after is None else page_after(after))
         return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
 
+    async def answered(self, scope: Scope, *, limit: int = 20) -> list[LedgerTicket]:
+        """The scope's recent decisions: its answered pauses, the latest answer first, each with
+        who answered (:attr:`~LedgerTicket.answered_by`), the decision applied and its outcome."""
+        if not isinstance(scope, Scope):
+            raise TypeError(f"pauses are listed per Scope, not {scope!r}")
+        with reachable():
+            store, now = await self.store(), self._clock()
+            records = await store.answered(scope, limit=limit)
+        return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
+
     async def revoke(self, token: str) -> bool:
         """Withdraw an outstanding pause; False when it was no longer outstanding.
 

@@ -145,11 +145,15 @@ class LedgerContinuation:
         except (ContinuationUnavailable, IncompatibleDefinition):
             return None
 
-    async def resume(self, token: str, answer: Any) -> RunOutcome:
-        return await collect(await self.resume_stream(token, answer))
+    async def resume(self, token: str, answer: Any, *, answered_by: str | None = None) -> RunOutcome:
+        return await collect(await self.resume_stream(token, answer, answered_by=answered_by))
 
-    async def resume_stream(self, token: str, answer: Any) -> ClaimedStream:
+    async def resume_stream(self, token: str, answer: Any, *,
+                            answered_by: str | None = None) -> ClaimedStream:
         """Like :meth:`resume`, returning the resumed run's events.
+
+        ``answered_by`` names who answered (an API key's id, say); it is stored with the claim,
+        for the recent decisions an inbox lists (:meth:`PauseLedger.answered`).
 
         Every refusal is raised by the ``await``, before anything is claimed; once it returns,
         the pause is claimed and its events should be consumed. A stream closed (``aclose``) or
@@ -161,7 +165,7 @@ class LedgerContinuation:
             ContinuationUnavailable: the store could not be reached in time (nothing ran).
         """
         with reachable():
-            return await self._resume_stream(token, answer)
+            return await self._resume_stream(token, answer, answered_by)
 
     async def _paused(self, token: str) -> tuple[PauseClaims, Scope, Agent, Store, PauseRecord,
                                                  TurnState | None]:
@@ -179,7 +183,7 @@ class LedgerContinuation:
         record, state = await _both(self._record(store, claims), store.load_state(claims.checkpoint))
         return claims, scope, agent, store, record, state
 
-    async def _resume_stream(self, token: str, answer: Any) -> ClaimedStream:
+    async def _resume_stream(self, token: str, answer: Any, answered_by: str | None) -> ClaimedStream:
         claims, scope, agent, store, record, state = await self._paused(token)
         if record.status != "outstanding":
             _refuse(record, self._clock())
@@ -195,7 +199,7 @@ class LedgerContinuation:
         now = self._clock()
         claim, history = await asyncio.gather(
             store.claim(claims.jti, now, lease_until=now + self._lease,
-                        decision=resolution_to_dict(decision)),
+                        decision=resolution_to_dict(decision), answered_by=answered_by),
             self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
             return_exceptions=True)
         if isinstance(claim, BaseException):

@@ -34,6 +34,10 @@ class LedgerTicket:
         status: ``outstanding`` while answerable; otherwise what became of it.
         answer_schema: The JSON schema an answer must satisfy.
         outcome: The recorded outcome of the resume, once finished.
+        answered_at: When the answer was applied (the claim); None while unanswered.
+        answered_by: Who answered, as the resuming caller named them.
+        decision: The answer as it was applied to the paused call (an approval with its edited
+            arguments, a rejection with its reason, an answer's value), as stored.
     """
 
     token: str
@@ -51,6 +55,9 @@ class LedgerTicket:
     outcome: dict[str, Any] | None = None
     jti: str = ""
     """The pause's id in the ledger (``PendingInterrupt.interrupt_id``)."""
+    answered_at: float | None = None
+    answered_by: str | None = None
+    decision: dict[str, Any] | None = None
 
     @property
     def cursor(self) -> str:
@@ -81,7 +88,8 @@ def ticket_of(token: str, record: PauseRecord, now: float) -> LedgerTicket:
         agent=record.pin.partition("@")[0], name=record.name, kind=record.kind,
         session_id=record.session_id, tool_call_id=record.tool_call_id,
         issued_at=record.issued_at, expires_at=record.expires_at, status=record.status_at(now),
-        answer_schema=record.answer_schema, outcome=record.outcome, jti=record.jti)
+        answer_schema=record.answer_schema, outcome=record.outcome, jti=record.jti,
+        answered_at=record.claimed_at, answered_by=record.answered_by, decision=record.decision)
 
 
 def claims_of(record: PauseRecord) -> PauseClaims:

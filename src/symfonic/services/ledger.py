@@ -72,6 +72,9 @@ class PauseRecord:
     decision: dict[str, Any] | None = None
     """While ``claimed`` (and after): the answer applied to the paused call, as a stored
     resolution, so a recovery continues with the very decision the person made."""
+    answered_by: str | None = None
+    """While ``claimed`` (and after): who gave that answer, as the resuming caller named them
+    (an API key's id, an inbox sign-in's key, ``cli:<user>``); None when it was not said."""
 
     def status_at(self, now: float) -> PauseStatus:
         """The status as of ``now``: a claim whose lease lapsed is ``interrupted`` even before a
@@ -137,9 +140,10 @@ class PauseLedger(Protocol):
     async def get(self, jti: str) -> PauseRecord | None: ...
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
         """Move an outstanding, unexpired row to ``claimed`` until ``lease_until``; one caller
-        wins. ``decision`` (the answer's resolution) is stored with the claim."""
+        wins. ``decision`` (the answer's resolution) and ``answered_by`` are stored with the
+        claim."""
         ...
 
     async def renew(self, jti: str, now: float, lease_until: float) -> bool:
@@ -170,6 +174,11 @@ class PauseLedger(Protocol):
                      limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
         """A page of the scope's pauses, oldest first: the unexpired ``outstanding`` ones, or the
         ``interrupted`` ones (lapsed claims included); ``after`` continues a previous page."""
+        ...
+
+    async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
+        """The scope's answered pauses (claimed, whatever came of it since), the latest answer
+        first: the recent decisions an inbox shows."""
         ...
 
     async def revoke(self, jti: str, now: float) -> bool:

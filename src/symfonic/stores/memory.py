@@ -21,6 +21,7 @@ from symfonic.services.conversation import StoreError, TranscriptConflict, Trans
 from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
+from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
 
 
@@ -34,6 +35,7 @@ class MemoryStore:
         self._pauses: dict[str, PauseRecord] = {}
         self._outbox: dict[str, OutboxEntry] = {}
         self._keys: dict[str, KeyRecord] = {}
+        self._sign_ins: dict[str, SignIn] = {}
 
     # transcripts
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -76,13 +78,14 @@ class MemoryStore:
         return self._pauses.get(jti)
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
         async with self._lock:
             record = self._pauses.get(jti)
             if record is None or record.status != "outstanding" or record.expires_at <= now:
                 return Claim(won=False, record=record)
             claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
-                                          lease_expires_at=_lease(lease_until), decision=decision)
+                                          lease_expires_at=_lease(lease_until), decision=decision,
+                                          answered_by=answered_by)
             self._pauses[jti] = claimed
             return Claim(won=True, record=claimed)
 
@@ -102,7 +105,8 @@ class MemoryStore:
 
     async def release(self, jti: str) -> bool:
         return self._update(jti, lambda r: r.status == "claimed", status="outstanding",
-                            claimed_at=None, lease_expires_at=None, decision=None)
+                            claimed_at=None, lease_expires_at=None, decision=None,
+                            answered_by=None)
 
     async def interrupt(self, jti: str, now: float) -> bool:
         return self._update(jti, lambda r: r.status == "claimed", status="interrupted")
@@ -130,6 +134,10 @@ class MemoryStore:
                 and r.status_at(now) == status and (r.issued_at, r.jti) > start
                 and (status != "outstanding" or r.expires_at > now)]
         return sorted(rows, key=lambda r: (r.issued_at, r.jti))[:limit]
+
+    async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
+        rows = [r for r in self._pauses.values() if r.scope == scope and r.claimed_at is not None]
+        return sorted(rows, key=lambda r: (r.claimed_at or 0.0, r.jti), reverse=True)[:limit]
 
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
         return any(r.scope == scope and r.session_id == session_id and r.status == "outstanding"
@@ -207,6 +215,23 @@ class MemoryStore:
 
     async def keys_version(self) -> int:
         return len(self._keys) + sum(k.revoked_at is not None for k in self._keys.values())
+
+    # sign-ins
+    async def open_sign_in(self, sign_in: SignIn) -> None:
+        self._sign_ins[sign_in.digest] = sign_in
+
+    async def find_sign_in(self, digest: str, now: float) -> SignIn | None:
+        found = self._sign_ins.get(digest)
+        return found if found is not None and found.expires_at > now else None
+
+    async def end_sign_in(self, digest: str) -> bool:
+        return self._sign_ins.pop(digest, None) is not None
+
+    async def prune_sign_ins(self, now: float) -> int:
+        expired = [d for d, s in self._sign_ins.items() if s.expires_at <= now]
+        for digest in expired:
+            del self._sign_ins[digest]
+        return len(expired)
 
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""

@@ -15,15 +15,16 @@ from symfonic.services.conversation import CheckpointService, SessionService, Tr
 from symfonic.services.keys import KeyStore
 from symfonic.services.ledger import PauseLedger
 from symfonic.services.outbox import Outbox
+from symfonic.services.sign_ins import SignInStore
 
 DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
 URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 
 
 class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Outbox, KeyStore,
-            Protocol):
+            SignInStore, Protocol):
     """Every port over one database, so that a pause (and its notifications) commits once (and
-    the API keys every server on it accepts)."""
+    the API keys and inbox sign-ins every server on it shares)."""
 
     async def close(self) -> None: ...
 

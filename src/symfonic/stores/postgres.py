@@ -33,8 +33,9 @@ from symfonic.services.conversation import (
 from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
+from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
-from symfonic.stores import sql
+from symfonic.stores import sql, sql_accounts
 
 try:
     import psycopg
@@ -49,10 +50,11 @@ _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic 
 _S = {name: sql.to_format_style(getattr(sql, name)) for name in (
     "NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
     "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
-    "SESSION_PAUSED", "REVOKE", "SWEEP", "SWEEP_LEASES", "INSERT_NOTIFICATION",
+    "SESSION_PAUSED", "ANSWERED", "REVOKE", "SWEEP", "SWEEP_LEASES", "INSERT_NOTIFICATION",
     "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER", "OUTBOX_GIVE_UP",
-    "OUTBOX_RETRY", "INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY",
-    "KEYS_VERSION")}
+    "OUTBOX_RETRY")} | {name: sql.to_format_style(getattr(sql_accounts, name)) for name in (
+    "INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
+    "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")}
 
 
 class PostgresStore:
@@ -153,9 +155,10 @@ class PostgresStore:
         return None if not rows else sql.record_of(rows[0])
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
         stored = None if decision is None else sql.dump_json(decision)
-        return await self._claimed(jti, _S["CLAIM"], (now, sql.lease_of(lease_until), stored, jti, now))
+        return await self._claimed(jti, _S["CLAIM"], (now, sql.lease_of(lease_until), stored, answered_by,
+                                                 jti, now))
 
     async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
         return await self._claimed(jti, _S["RECLAIM"], (now, sql.lease_of(lease_until), jti, now))
@@ -189,6 +192,9 @@ class PostgresStore:
         rows = await self._fetchall(sql.to_format_style(sql.list_statement(status)),
                                     sql.list_parameters(scope, now, limit, after))
         return [sql.record_of(row) for row in rows]
+
+    async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
+        return [sql.record_of(row) for row in await self._fetchall(_S["ANSWERED"], (scope.key, limit))]
 
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
         return bool(await self._fetchall(_S["SESSION_PAUSED"], (scope.key, session_id, now)))
@@ -228,22 +234,36 @@ class PostgresStore:
 
     # API keys
     async def add_key(self, record: KeyRecord) -> bool:
-        return await self._rowcount(_S["INSERT_KEY"], sql.key_row(record)) == 1
+        return await self._rowcount(_S["INSERT_KEY"], sql_accounts.key_row(record)) == 1
 
     async def get_key(self, key_id: str) -> KeyRecord | None:
         rows = await self._fetchall(_S["GET_KEY"], (key_id,))
-        return sql.key_of(rows[0]) if rows else None
+        return sql_accounts.key_of(rows[0]) if rows else None
 
     async def keys(self, tenant: str | None = None) -> list[KeyRecord]:
         rows = await (self._fetchall(_S["ALL_KEYS"], ()) if tenant is None
                       else self._fetchall(_S["TENANT_KEYS"], (tenant,)))
-        return [sql.key_of(row) for row in rows]
+        return [sql_accounts.key_of(row) for row in rows]
 
     async def revoke_key(self, key_id: str, now: float) -> bool:
         return await self._rowcount(_S["REVOKE_KEY"], (now, key_id)) == 1
 
     async def keys_version(self) -> int:
         return int((await self._fetchall(_S["KEYS_VERSION"], ()))[0][0])
+
+    # sign-ins
+    async def open_sign_in(self, sign_in: SignIn) -> None:
+        await self._rowcount(_S["INSERT_SIGN_IN"], sql_accounts.sign_in_row(sign_in))
+
+    async def find_sign_in(self, digest: str, now: float) -> SignIn | None:
+        rows = await self._fetchall(_S["FIND_SIGN_IN"], (digest, now))
+        return sql_accounts.sign_in_of(rows[0]) if rows else None
+
+    async def end_sign_in(self, digest: str) -> bool:
+        return await self._rowcount(_S["END_SIGN_IN"], (digest,)) == 1
+
+    async def prune_sign_ins(self, now: float) -> int:
+        return await self._rowcount(_S["PRUNE_SIGN_INS"], (now,))
 
     async def close(self) -> None:
         await self._pool.close()

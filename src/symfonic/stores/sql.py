@@ -17,7 +17,6 @@ from typing import Any
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
-from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, LEDGER_FORMAT, Listing, PageAfter, PauseRecord
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
@@ -68,12 +67,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             permissions TEXT NOT NULL, label TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
             revoked_at DOUBLE PRECISION)""",
     ),
+    (
+        "ALTER TABLE symfonic_pauses ADD COLUMN answered_by TEXT",
+        # Partial: a pause's issue writes no entry (claimed_at is NULL until it is answered), so
+        # only a claim pays for the index the inbox's recent decisions are read from.
+        """CREATE INDEX symfonic_pauses_answered ON symfonic_pauses (scope, claimed_at)
+            WHERE claimed_at IS NOT NULL""",
+        """CREATE TABLE symfonic_sign_ins (
+            digest TEXT PRIMARY KEY, key_id TEXT NOT NULL, csrf TEXT NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL)""",
+        "CREATE INDEX symfonic_sign_ins_expiry ON symfonic_sign_ins (expires_at)",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
 the outbox, notifications written with the pause they announce (partial indexes keep the sender's
 poll reading only pending rows, however many were delivered). Version 4: API keys (digests only),
-shared by every server on the database."""
+shared by every server on the database. Version 5: who answered a pause, the recent decisions'
+index, and the inbox's sign-ins, shared by every server too."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
@@ -100,7 +111,7 @@ def migration_plan(row: Sequence[Any] | None) -> list[tuple[str, tuple[int, ...]
 
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
-                 "claimed_at, finished_at, outcome, format, lease_expires_at, decision")
+                 "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by")
 
 NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
@@ -112,10 +123,10 @@ INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, se
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
-                f"({', '.join('?' * 22)})")
+                f"({', '.join('?' * 23)})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
 CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ?, "
-         f"decision = ? WHERE jti = ? AND status = 'outstanding' AND expires_at > ? "
+         f"decision = ?, answered_by = ? WHERE jti = ? AND status = 'outstanding' AND expires_at > ? "
          f"RETURNING {PAUSE_COLUMNS}")
 LAPSED = "(status = 'interrupted' OR (status = 'claimed' AND lease_expires_at <= ?))"
 """A turn waiting for recovery: marked interrupted, or a claim whose lease lapsed (one parameter:
@@ -125,7 +136,11 @@ RECLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, leas
 RENEW = ("UPDATE symfonic_pauses SET lease_expires_at = ? WHERE jti = ? AND status = 'claimed' "
          "AND (lease_expires_at IS NULL OR lease_expires_at > ?)")
 RELEASE = ("UPDATE symfonic_pauses SET status = 'outstanding', claimed_at = NULL, "
-           "lease_expires_at = NULL, decision = NULL WHERE jti = ? AND status = 'claimed'")
+           "lease_expires_at = NULL, decision = NULL, answered_by = NULL "
+           "WHERE jti = ? AND status = 'claimed'")
+ANSWERED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND claimed_at IS NOT NULL "
+            "ORDER BY claimed_at DESC, jti DESC LIMIT ?")
+"""A scope's answered pauses, the latest answer first (on the partial index of version 5)."""
 INTERRUPT = "UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti = ? AND status = 'claimed'"
 FINISH = ("UPDATE symfonic_pauses SET status = ?, finished_at = ?, outcome = ? "
           "WHERE jti = ? AND status = 'claimed'")
@@ -182,29 +197,6 @@ OUTBOX_FAILED_IN_SCOPE = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE s
                           "failed_at IS NOT NULL ORDER BY failed_at, id LIMIT ?")
 
 
-KEY_COLUMNS = "id, tenant, digest, permissions, label, created_at, revoked_at"
-INSERT_KEY = (f"INSERT INTO symfonic_api_keys ({KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
-              "ON CONFLICT (id) DO NOTHING")
-GET_KEY = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys WHERE id = ?"
-ALL_KEYS = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys ORDER BY created_at, id"
-TENANT_KEYS = (f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys WHERE tenant = ? "
-               "ORDER BY created_at, id")
-REVOKE_KEY = "UPDATE symfonic_api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
-KEYS_VERSION = "SELECT COUNT(*) + COUNT(revoked_at) FROM symfonic_api_keys"
-"""Adds plus revocations: rows are never deleted, so every change makes it grow."""
-
-
-def key_row(record: KeyRecord) -> tuple[Any, ...]:
-    return (record.id, record.tenant, record.digest, json.dumps(sorted(record.permissions)),
-            record.label, record.created_at, record.revoked_at)
-
-
-def key_of(row: Sequence[Any]) -> KeyRecord:
-    return KeyRecord(id=row[0], tenant=row[1], digest=row[2],
-                     permissions=frozenset(json.loads(row[3])), label=row[4],
-                     created_at=float(row[5]), revoked_at=None if row[6] is None else float(row[6]))
-
-
 def to_format_style(statement: str) -> str:
     """``?`` placeholders to ``%s`` (psycopg's style); no statement here contains a literal ?."""
     return statement.replace("?", "%s")
@@ -259,7 +251,7 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
             record.issued_at, record.expires_at, record.status, record.claimed_at,
             record.finished_at, None if record.outcome is None else dump_json(record.outcome),
             LEDGER_FORMAT, record.lease_expires_at,
-            None if record.decision is None else dump_json(record.decision))
+            None if record.decision is None else dump_json(record.decision), record.answered_by)
 
 
 def record_of(row: Sequence[Any]) -> PauseRecord:
@@ -285,7 +277,7 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         answer_schema=None if row[12] is None else json.loads(row[12]), issued_at=row[13],
         expires_at=row[14], status=row[15], claimed_at=row[16], finished_at=row[17],
         outcome=None if row[18] is None else json.loads(row[18]), lease_expires_at=row[20],
-        decision=None if row[21] is None else json.loads(row[21]))
+        decision=None if row[21] is None else json.loads(row[21]), answered_by=row[22])
 
 
 def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:

@@ -28,8 +28,9 @@ from symfonic.services.conversation import StoreError, TranscriptConflict, Trans
 from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
+from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
-from symfonic.stores import sql
+from symfonic.stores import sql, sql_accounts
 
 T = TypeVar("T")
 INLINE_ROWS = 256
@@ -120,9 +121,10 @@ class SQLiteStore:
         return None if row is None else sql.record_of(row)
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
         stored = None if decision is None else sql.dump_json(decision)
-        return await self._claimed(jti, sql.CLAIM, (now, sql.lease_of(lease_until), stored, jti, now))
+        return await self._claimed(jti, sql.CLAIM, (now, sql.lease_of(lease_until), stored, answered_by,
+                                                 jti, now))
 
     async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
         return await self._claimed(jti, sql.RECLAIM, (now, sql.lease_of(lease_until), jti, now))
@@ -163,6 +165,10 @@ class SQLiteStore:
             sql.list_statement(status), sql.list_parameters(scope, now, limit, after)).fetchall())
         return [sql.record_of(row) for row in rows]
 
+    async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
+        rows = await self._read(lambda c: c.execute(sql.ANSWERED, (scope.key, limit)).fetchall())
+        return [sql.record_of(row) for row in rows]
+
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
         row = await self._read(lambda c: c.execute(sql.SESSION_PAUSED,
                                                    (scope.key, session_id, now)).fetchone())
@@ -200,22 +206,37 @@ class SQLiteStore:
 
     # API keys
     async def add_key(self, record: KeyRecord) -> bool:
-        return await self._changed(sql.INSERT_KEY, sql.key_row(record))
+        return await self._changed(sql_accounts.INSERT_KEY, sql_accounts.key_row(record))
 
     async def get_key(self, key_id: str) -> KeyRecord | None:
-        row = await self._read(lambda c: c.execute(sql.GET_KEY, (key_id,)).fetchone())
-        return None if row is None else sql.key_of(row)
+        row = await self._read(lambda c: c.execute(sql_accounts.GET_KEY, (key_id,)).fetchone())
+        return None if row is None else sql_accounts.key_of(row)
 
     async def keys(self, tenant: str | None = None) -> list[KeyRecord]:
-        statement, parameters = (sql.ALL_KEYS, ()) if tenant is None else (sql.TENANT_KEYS, (tenant,))
-        return [sql.key_of(row) for row in
+        statement, parameters = ((sql_accounts.ALL_KEYS, ()) if tenant is None
+                                 else (sql_accounts.TENANT_KEYS, (tenant,)))
+        return [sql_accounts.key_of(row) for row in
                 await self._read(lambda c: c.execute(statement, parameters).fetchall())]
 
     async def revoke_key(self, key_id: str, now: float) -> bool:
-        return await self._changed(sql.REVOKE_KEY, (now, key_id))
+        return await self._changed(sql_accounts.REVOKE_KEY, (now, key_id))
 
     async def keys_version(self) -> int:
-        return int(await self._read(lambda c: c.execute(sql.KEYS_VERSION).fetchone()[0]))
+        return int(await self._read(lambda c: c.execute(sql_accounts.KEYS_VERSION).fetchone()[0]))
+
+    # sign-ins
+    async def open_sign_in(self, sign_in: SignIn) -> None:
+        await self._changed(sql_accounts.INSERT_SIGN_IN, sql_accounts.sign_in_row(sign_in))
+
+    async def find_sign_in(self, digest: str, now: float) -> SignIn | None:
+        row = await self._read(lambda c: c.execute(sql_accounts.FIND_SIGN_IN, (digest, now)).fetchone())
+        return None if row is None else sql_accounts.sign_in_of(row)
+
+    async def end_sign_in(self, digest: str) -> bool:
+        return await self._changed(sql_accounts.END_SIGN_IN, (digest,))
+
+    async def prune_sign_ins(self, now: float) -> int:
+        return int(await self._write(lambda c: c.execute(sql_accounts.PRUNE_SIGN_INS, (now,)).rowcount))
 
     async def close(self) -> None:
         def shut() -> None:

@@ -16,6 +16,7 @@ import pytest
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import Finish, PauseIssue
+from symfonic.testing.accounts_conformance import AccountsConformance
 from symfonic.testing.keys_conformance import KeysConformance
 from symfonic.testing.outbox_conformance import OutboxConformance
 from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue, tail
@@ -23,10 +24,11 @@ from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue, tail
 __all__ = ["ACME", "GLOBEX", "NOW", "StoreConformance", "pause_issue", "tail"]
 
 
-class StoreConformance(OutboxConformance, KeysConformance):
+class StoreConformance(OutboxConformance, KeysConformance, AccountsConformance):
     """Behaviours shared by every store; ``store`` is a fixture the subclass provides. The
-    outbox's (:class:`OutboxConformance`) and the API keys' (:class:`KeysConformance`) are part
-    of it: every store is an outbox and a key store too."""
+    outbox's (:class:`OutboxConformance`), the API keys' (:class:`KeysConformance`) and the
+    sign-ins' and recent decisions' (:class:`AccountsConformance`) are part of it: every store is
+    an outbox, a key store and a sign-in store too."""
 
     # transcripts
     async def test_append_then_load_in_order(self, store: Any) -> None:

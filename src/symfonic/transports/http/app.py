@@ -63,6 +63,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         else:
             await host.store()
         await api_keys.bind(await host.store())
+        service.sessions.bind(await host.store())
         refresher = asyncio.create_task(api_keys.keep_fresh(), name="symfonic-api-keys")
         if service.webhooks is not None:
             await service.webhooks.start()

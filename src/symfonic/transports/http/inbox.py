@@ -81,7 +81,7 @@ async def inbox(request: Request, after: str | None = None) -> Response:
     """The tenant's pending questions, approvals and interrupts, each with its answer form, a
     page at a time (``after``: the cursor of the previous page's last pause)."""
     service = service_of(request)
-    signed_in = session_of(service, request)
+    signed_in = await session_of(service, request)
     if signed_in is None:
         return html(pages.login())
     session, key = signed_in
@@ -91,7 +91,7 @@ async def inbox(request: Request, after: str | None = None) -> Response:
         return html(pages.problem(422, "request_invalid", "not a page of this inbox"), 422)
     views = [view_of(service, t) for t in tickets]
     more = tickets[-1].cursor if len(tickets) == INBOX_PAGE else None
-    return html(pages.inbox(views, tenant=key.tenant, csrf=service.sessions.csrf(session),
+    return html(pages.inbox(views, tenant=key.tenant, csrf=session.csrf,
                             agents=sorted(service.host.specs), more=more))
 
 
@@ -111,12 +111,12 @@ async def login(request: Request) -> Response:
         return html(pages.login("That key is not one this service knows."), 401)
     if not key.allows("pauses:read"):
         return html(pages.login("That key may not read pauses."), 403)
-    previous = service.sessions.find(request.cookies.get(COOKIE, ""))
+    previous = await service.sessions.find(request.cookies.get(COOKIE, ""))
     if previous is not None:  # signing in again, maybe with another key: one session per browser
-        service.sessions.close(previous)
+        await service.sessions.close(previous)
     target = form.get("next", "")
     response = RedirectResponse(target if _local(target) else "/inbox", status_code=303)
-    response.set_cookie(COOKIE, service.sessions.open(key.id), max_age=int(service.sessions.lifetime),
+    response.set_cookie(COOKIE, await service.sessions.open(key.id), max_age=int(service.sessions.lifetime),
                         path="/inbox", httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
     return response
@@ -133,13 +133,13 @@ async def logout(request: Request) -> Response:
     just sent to the sign-in page.
     """
     service = service_of(request)
-    signed_in = session_of(service, request)
+    signed_in = await session_of(service, request)
     if signed_in is not None:
         session, _ = signed_in
         form = await _form(request)
-        if not hmac.compare_digest(form.get("csrf", ""), service.sessions.csrf(session)):
+        if not hmac.compare_digest(form.get("csrf", ""), session.csrf):
             return _problem(_stale_form())
-        service.sessions.close(session)
+        await service.sessions.close(session)
     response = RedirectResponse("/inbox", status_code=303)
     response.delete_cookie(COOKIE, path="/inbox", httponly=True, samesite="strict",
                            secure=request.url.scheme == "https")
@@ -151,7 +151,7 @@ async def logout(request: Request) -> Response:
 async def pause_page(token: TokenParam, request: Request) -> Response:
     """The pause: its question, its form while outstanding, its outcome once answered."""
     service = service_of(request)
-    signed_in = session_of(service, request)
+    signed_in = await session_of(service, request)
     if signed_in is None:
         return html(pages.login(next_url=f"/inbox/pauses/{token}"), 401)
     session, key = signed_in
@@ -161,7 +161,7 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
     except REFUSALS as refused:
         return _problem(refused)
     return html(pages.pause(view_of(service, ticket), tenant=key.tenant,
-                            csrf=service.sessions.csrf(session)))
+                            csrf=session.csrf))
 
 
 @router.post("/inbox/pauses/{token}", summary="Answer a pause from its form",
@@ -236,9 +236,9 @@ def view_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
         arguments_schema=spec.question_schema if purpose == "approval" else None))
 
 
-def session_of(service: Service, request: Request) -> tuple[Session, ApiKey] | None:
+async def session_of(service: Service, request: Request) -> tuple[Session, ApiKey] | None:
     """The browser's live session and the key it stands for, while both are valid."""
-    session = service.sessions.find(request.cookies.get(COOKIE, ""))
+    session = await service.sessions.find(request.cookies.get(COOKIE, ""))
     if session is None:
         return None
     key = service.keys.get(session.key_id)
@@ -248,12 +248,12 @@ def session_of(service: Service, request: Request) -> tuple[Session, ApiKey] | N
 async def _signed_in_form(service: Service, request: Request,
                           permission: Permission) -> tuple[ApiKey, dict[str, str], str]:
     """The session's key, the posted form and its (checked) CSRF token."""
-    signed_in = session_of(service, request)
+    signed_in = await session_of(service, request)
     if signed_in is None:
         raise Refusal(401, "unauthorized", "sign in to the inbox first")
     session, key = signed_in
     form = await _form(request)
-    expected = service.sessions.csrf(session)
+    expected = session.csrf
     if not hmac.compare_digest(form.get("csrf", ""), expected):
         raise _stale_form()
     if not key.allows(permission):

@@ -43,8 +43,8 @@ class Service:
     Attributes:
         public_url: Where clients reach this service, for the ``resume_url`` of tickets and
             webhooks; the request's own base URL when None (webhooks then send a path).
-        sessions: The inbox's sessions, kept in memory with a secret random per app, so a
-            restart signs people out of the inbox (their keys still work).
+        sessions: The inbox's sign-ins, kept in the host's store (bound when the app starts), so
+            every server on the database shares them and a restart signs nobody out.
         grace: Seconds a drain gives the runs still going before it cancels them.
     """
 

@@ -1,15 +1,13 @@
-"""The inbox's sign-in sessions: the cookie, the server-side registry, CSRF tokens, and the
+"""The inbox's sign-in sessions: the cookie, the sessions kept in the store, CSRF tokens, and the
 same-origin check that keeps sign-in from being forged by another site.
 
-**Sessions live on the server.** The cookie holds only a random session id and an HMAC of it; the
-registry (one per app, in memory) maps the id to the API key it was opened with and its expiry.
-Signing out removes the id, so a copied cookie stops working at once instead of at its expiry, and
-a cookie whose id the registry does not know is not signed in. The HMAC secret is random per app
-too, so sessions were always per process: a restart signs everybody out (their keys still work),
-and several worker processes do not share sessions (put sticky sessions in front of them, or sign
-in to each). The registry is bounded: entries expire with the session (12 h), and past
-:data:`MAX_SESSIONS` the oldest session is dropped to make room, so a client that signs in in a
-loop costs memory for at most that many sessions.
+**Sessions live in the store** (:class:`~symfonic.services.sign_ins.SignInStore`), so every
+server behind a load balancer sees them and a restart signs nobody out. The cookie holds only a
+random session id; the store keeps its digest (so reading the table gives nobody a cookie), the
+API key it acts with, its CSRF token and its expiry (12 h). Signing out deletes the row, so a
+copied cookie stops working at once on every server instead of at its expiry; revoking the key
+signs its sessions out too (the key is checked at every request). Expired rows are pruned at the
+next sign-in.
 
 **Sign-in is refused cross-site** (login CSRF: a form on another site posting an attacker's key to
 ``/inbox/login`` would sign a person's browser in to the attacker's tenant, where whatever they
@@ -32,7 +30,6 @@ cross-site form post.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 import time
 from collections.abc import Callable
@@ -41,9 +38,10 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from symfonic.services.sign_ins import SignIn, SignInStore
+
 COOKIE = "symfonic_inbox"
 SESSION_SECONDS = 12 * 3600
-MAX_SESSIONS = 10_000
 SAME_SITE_FETCHES = ("same-origin", "none")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 Origin = tuple[str, str, int | None]
@@ -51,74 +49,56 @@ Origin = tuple[str, str, int | None]
 
 @dataclass(frozen=True, kw_only=True)
 class Session:
-    """One signed-in browser: the key it signed in with, until ``expires`` (epoch seconds)."""
+    """One signed-in browser: the key it signed in with and its forms' CSRF token."""
 
-    id: str
+    digest: str
     key_id: str
-    expires: float
+    csrf: str
 
 
 class InboxSessions:
-    """The sessions of one app, and the secret that signs their cookies and CSRF tokens.
+    """The sign-ins of one app, read from and written to the store it is bound to."""
 
-    Entries are kept in the order they were opened; every session lives ``lifetime`` seconds, so
-    that is also the order they expire in, and pruning only ever looks at the front.
-    """
-
-    def __init__(self, *, lifetime: float = SESSION_SECONDS, limit: int = MAX_SESSIONS,
-                 clock: Callable[[], float] = time.time, secret: bytes | None = None) -> None:
-        if limit < 1:
-            raise ValueError("limit must be at least 1")
+    def __init__(self, *, lifetime: float = SESSION_SECONDS,
+                 clock: Callable[[], float] = time.time) -> None:
         self.lifetime = lifetime
-        self.limit = limit
         self._clock = clock
-        self._secret = secret or secrets.token_bytes(32)
-        self._live: dict[str, Session] = {}
+        self._store: SignInStore | None = None
 
-    def open(self, key_id: str) -> str:
+    def bind(self, store: SignInStore) -> None:
+        """Keep sessions in ``store`` (the host's, shared by every server on its database)."""
+        self._store = store
+
+    async def open(self, key_id: str) -> str:
         """Start a session for the key ``key_id``; the cookie value that stands for it."""
-        self._prune()
-        while len(self._live) >= self.limit:
-            del self._live[next(iter(self._live))]  # the oldest goes first
-        session = Session(id=secrets.token_hex(16), key_id=key_id,
-                          expires=self._clock() + self.lifetime)
-        self._live[session.id] = session
-        return f"{session.id}.{self._mac(session.id)}"
+        store, now = self._bound(), self._clock()
+        await store.prune_sign_ins(now)
+        session_id = secrets.token_urlsafe(32)
+        await store.open_sign_in(SignIn(digest=_digest(session_id), key_id=key_id,
+                                        csrf=secrets.token_urlsafe(32), expires_at=now + self.lifetime))
+        return session_id
 
-    def find(self, cookie: str) -> Session | None:
-        """The live session ``cookie`` stands for; None when it is forged, expired or ended."""
-        session_id, _, signature = cookie.partition(".")
-        if not session_id or not hmac.compare_digest(signature, self._mac(session_id)):
+    async def find(self, cookie: str) -> Session | None:
+        """The live session ``cookie`` stands for; None when it is unknown, expired or ended."""
+        if not cookie or len(cookie) > 128:
             return None
-        session = self._live.get(session_id)
-        if session is None:
-            return None
-        if session.expires <= self._clock():
-            del self._live[session_id]
-            return None
-        return session
+        found = await self._bound().find_sign_in(_digest(cookie), self._clock())
+        return None if found is None else Session(digest=found.digest, key_id=found.key_id,
+                                                  csrf=found.csrf)
 
-    def close(self, session: Session) -> None:
+    async def close(self, session: Session) -> None:
         """End ``session``: its cookie is not signed in any more, wherever it was copied to."""
-        self._live.pop(session.id, None)
+        await self._bound().end_sign_in(session.digest)
 
-    def csrf(self, session: Session) -> str:
-        """The CSRF token of the forms ``session`` is shown; it dies with the session."""
-        return self._mac("csrf:" + session.id)
+    def _bound(self) -> SignInStore:
+        if self._store is None:
+            raise RuntimeError("the inbox's sessions are not bound to a store: the app's lifespan "
+                               "binds them when it starts")
+        return self._store
 
-    def __len__(self) -> int:
-        return len(self._live)
 
-    def _prune(self) -> None:
-        now = self._clock()
-        while self._live:
-            oldest = next(iter(self._live.values()))
-            if oldest.expires > now:
-                return
-            del self._live[oldest.id]
-
-    def _mac(self, text: str) -> str:
-        return hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()
+def _digest(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()
 
 
 def cross_site(request: Request, public_url: str | None) -> str | None:

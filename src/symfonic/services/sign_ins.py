@@ -1,0 +1,53 @@
+"""The inbox's sign-ins port: which browser sessions are signed in, kept where every server of a
+deployment sees them.
+
+A browser that signed in holds a random session id in a cookie; the store keeps only the id's
+digest (a hash), the API key the session acts with, its CSRF token and its expiry. Kept in the
+store rather than in a server's memory, a sign-in works on every server behind a load balancer and
+survives a restart, and signing out on one server ends it on all of them at once.
+
+The methods carry ``sign_in`` in their names because a store implements every port at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["SignIn", "SignInStore"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SignIn:
+    """One signed-in browser session, as stored: never the session id itself.
+
+    Attributes:
+        digest: Hex SHA-256 of the session id the cookie carries.
+        key_id: The API key the session acts with (its tenant and permissions come from it, so
+            revoking the key signs the session out too).
+        csrf: The token the session's forms must carry.
+        expires_at: Epoch seconds; the session is not signed in from then on.
+    """
+
+    digest: str
+    key_id: str
+    csrf: str
+    expires_at: float
+
+
+class SignInStore(Protocol):
+    async def open_sign_in(self, sign_in: SignIn) -> None:
+        """Store ``sign_in`` (its digest is new: the id behind it is random)."""
+        ...
+
+    async def find_sign_in(self, digest: str, now: float) -> SignIn | None:
+        """The sign-in ``digest`` names, unless it ended or expired by ``now``."""
+        ...
+
+    async def end_sign_in(self, digest: str) -> bool:
+        """Sign the session out; False when it was not signed in."""
+        ...
+
+    async def prune_sign_ins(self, now: float) -> int:
+        """Forget the sign-ins expired by ``now``; how many."""
+        ...

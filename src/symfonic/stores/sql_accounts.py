@@ -1,0 +1,48 @@
+"""The SQL of the stores' account ports, shared by both relational adapters: API keys and the
+inbox's sign-ins (see :mod:`symfonic.stores.sql` for the schema and the placeholder style)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from symfonic.services.keys import KeyRecord
+from symfonic.services.sign_ins import SignIn
+
+KEY_COLUMNS = "id, tenant, digest, permissions, label, created_at, revoked_at"
+INSERT_KEY = (f"INSERT INTO symfonic_api_keys ({KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+              "ON CONFLICT (id) DO NOTHING")
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys WHERE id = ?"
+ALL_KEYS = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys ORDER BY created_at, id"
+TENANT_KEYS = (f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys WHERE tenant = ? "
+               "ORDER BY created_at, id")
+REVOKE_KEY = "UPDATE symfonic_api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+KEYS_VERSION = "SELECT COUNT(*) + COUNT(revoked_at) FROM symfonic_api_keys"
+"""Adds plus revocations: rows are never deleted, so every change makes it grow."""
+
+
+def key_row(record: KeyRecord) -> tuple[Any, ...]:
+    return (record.id, record.tenant, record.digest, json.dumps(sorted(record.permissions)),
+            record.label, record.created_at, record.revoked_at)
+
+
+def key_of(row: Sequence[Any]) -> KeyRecord:
+    return KeyRecord(id=row[0], tenant=row[1], digest=row[2],
+                     permissions=frozenset(json.loads(row[3])), label=row[4],
+                     created_at=float(row[5]), revoked_at=None if row[6] is None else float(row[6]))
+
+
+SIGN_IN_COLUMNS = "digest, key_id, csrf, expires_at"
+INSERT_SIGN_IN = f"INSERT INTO symfonic_sign_ins ({SIGN_IN_COLUMNS}) VALUES (?, ?, ?, ?)"
+FIND_SIGN_IN = f"SELECT {SIGN_IN_COLUMNS} FROM symfonic_sign_ins WHERE digest = ? AND expires_at > ?"
+END_SIGN_IN = "DELETE FROM symfonic_sign_ins WHERE digest = ?"
+PRUNE_SIGN_INS = "DELETE FROM symfonic_sign_ins WHERE expires_at <= ?"
+
+
+def sign_in_row(sign_in: SignIn) -> tuple[Any, ...]:
+    return sign_in.digest, sign_in.key_id, sign_in.csrf, sign_in.expires_at
+
+
+def sign_in_of(row: Sequence[Any]) -> SignIn:
+    return SignIn(digest=row[0], key_id=row[1], csrf=row[2], expires_at=float(row[3]))
