@@ -3,7 +3,9 @@ and resumes spread over them, one of them ``kill -9``ed and restarted at random 
 
 Afterwards nothing is stuck (every pause ends completed, once the interrupted ones are recovered
 and the never-answered ones answered), and no refund ran twice: the example's refund tool logs
-its idempotency key, which is stable per call of a turn, so a key seen twice is a double run.
+its idempotency key, which is stable per call of a turn, so a key seen twice is a double run. And
+every pause was announced: each has its outbox entry, every entry ends delivered, and the webhook
+receiver saw every delivery id (some more than once: a killed sender's claims are sent again).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from tests.http.helpers import Serving, free_port, spawn
+from tests.http.receivers import Receiver
 
 SERVERS = 3
 SESSIONS = 60
@@ -32,11 +36,14 @@ SYMFONIC = [sys.executable, "-c", "from symfonic.cli import main; main()"]
 class Cluster:
     """The three services, each restartable on a new port after it is killed."""
 
-    def __init__(self, workdir: Path, database: str) -> None:
+    def __init__(self, workdir: Path, database: str, webhook: str) -> None:
         self.workdir, self.database = workdir, database
         self.env = {**os.environ, "SYMFONIC_SECRET": "chaos-secret-0123456789abcdef",
                     "SYMFONIC_DEMO_REFUNDS": str(workdir / "refunds.log"),
-                    "SYMFONIC_CLAIM_LEASE": str(LEASE), "SYMFONIC_SHUTDOWN_GRACE": "1"}
+                    "SYMFONIC_CLAIM_LEASE": str(LEASE), "SYMFONIC_SHUTDOWN_GRACE": "1",
+                    "SYMFONIC_WEBHOOK_URLS": webhook, "SYMFONIC_WEBHOOK_SECRET": "chaos-hooks",
+                    "SYMFONIC_WEBHOOK_LEASE": str(LEASE), "SYMFONIC_WEBHOOK_POLL": "0.5",
+                    "SYMFONIC_WEBHOOK_TIMEOUT": str(LEASE / 2)}
         self.env.pop("SYMFONIC_DATABASE_URL", None)
         self.servers: list[Serving | None] = [None] * SERVERS
         self.kills = 0
@@ -102,7 +109,8 @@ async def test_killed_servers_leave_nothing_stuck_and_nothing_run_twice(
         postgres_url: str, tmp_path: Path) -> None:
     seed = int(os.environ.get("DURABILITY_SEED", random.randrange(2**32)))
     chaos = random.Random(seed)
-    cluster = Cluster(tmp_path, postgres_url)
+    receiver = Receiver()
+    cluster = Cluster(tmp_path, postgres_url, receiver.url)
     try:
         for index in range(SERVERS):
             await cluster.start(index)
@@ -145,5 +153,24 @@ async def test_killed_servers_leave_nothing_stuck_and_nothing_run_twice(
             if refunds.exists() else Counter()
         assert all(count == 1 for count in keys.values()), (seed, keys)
         assert len(keys) <= len(tokens), seed
+        await every_pause_announced(postgres_url, receiver, seed)
     finally:
         await cluster.stop()
+        receiver.served.stop()
+
+
+async def every_pause_announced(database: str, receiver: Receiver, seed: int) -> None:
+    """Each pause has its outbox entry, every entry is delivered (waiting for the senders still
+    retrying), and the receiver saw each entry's delivery id."""
+    async with await psycopg.AsyncConnection.connect(database, autocommit=True) as conn:
+        pauses = (await (await conn.execute("SELECT count(*) FROM symfonic_pauses")).fetchone())
+        for _ in range(100):
+            rows = await (await conn.execute(
+                "SELECT id, delivered_at FROM symfonic_outbox")).fetchall()
+            if all(delivered is not None for _, delivered in rows):
+                break
+            await asyncio.sleep(0.2)
+    assert pauses is not None and len(rows) == pauses[0], (seed, len(rows), pauses)
+    assert all(delivered is not None for _, delivered in rows), (seed, rows)
+    seen = {d.headers["symfonic-delivery-id"] for d in receiver.deliveries if d.answered == 204}
+    assert {entry for entry, _ in rows} <= seen, seed

@@ -103,3 +103,8 @@ class Outbox(Protocol):
         """Put a failed entry back: due at ``now`` with its attempts reset. False when ``id``
         names no failed entry."""
         ...
+
+    async def prune(self, delivered_before: float, limit: int = 1000) -> int:
+        """Delete up to ``limit`` entries delivered before ``delivered_before``; how many. Pending
+        and failed entries are kept whatever their age: they still owe a delivery."""
+        ...

@@ -185,6 +185,13 @@ class MemoryStore:
         return self._change_entry(id, lambda e: e.failed_at is not None, failed_at=None,
                                   attempts=0, next_attempt_at=now)
 
+    async def prune(self, delivered_before: float, limit: int = 1000) -> int:
+        old = [e.notification.id for e in self._outbox.values()
+               if e.delivered_at is not None and e.delivered_at < delivered_before][:limit]
+        for id in old:
+            del self._outbox[id]
+        return len(old)
+
     def _change_entry(self, id: str, when: Callable[[OutboxEntry], bool], **changes: Any) -> bool:
         entry = self._outbox.get(id)
         if entry is None or not when(entry):

@@ -52,7 +52,7 @@ _S = {name: sql.to_format_style(getattr(sql, name)) for name in (
     "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
     "SESSION_PAUSED", "ANSWERED", "REVOKE", "SWEEP", "SWEEP_LEASES", "INSERT_NOTIFICATION",
     "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER", "OUTBOX_GIVE_UP",
-    "OUTBOX_RETRY")} | {name: sql.to_format_style(getattr(sql_accounts, name)) for name in (
+    "OUTBOX_RETRY", "OUTBOX_PRUNE")} | {name: sql.to_format_style(getattr(sql_accounts, name)) for name in (
     "INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
     "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")}
 
@@ -231,6 +231,9 @@ class PostgresStore:
 
     async def retry(self, id: str, now: float) -> bool:
         return await self._rowcount(_S["OUTBOX_RETRY"], (now, id)) == 1
+
+    async def prune(self, delivered_before: float, limit: int = 1000) -> int:
+        return await self._rowcount(_S["OUTBOX_PRUNE"], (delivered_before, limit))
 
     # API keys
     async def add_key(self, record: KeyRecord) -> bool:

@@ -78,13 +78,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires_at DOUBLE PRECISION NOT NULL)""",
         "CREATE INDEX symfonic_sign_ins_expiry ON symfonic_sign_ins (expires_at)",
     ),
+    (
+        """CREATE INDEX symfonic_outbox_delivered ON symfonic_outbox (delivered_at)
+            WHERE delivered_at IS NOT NULL""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
 the outbox, notifications written with the pause they announce (partial indexes keep the sender's
 poll reading only pending rows, however many were delivered). Version 4: API keys (digests only),
 shared by every server on the database. Version 5: who answered a pause, the recent decisions'
-index, and the inbox's sign-ins, shared by every server too."""
+index, and the inbox's sign-ins, shared by every server too. Version 6: delivered outbox entries
+indexed by delivery time, so pruning old ones reads only those."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
@@ -191,6 +196,8 @@ OUTBOX_RETRY_LATER = (f"UPDATE symfonic_outbox SET next_attempt_at = ?, last_err
 OUTBOX_GIVE_UP = f"UPDATE symfonic_outbox SET failed_at = ?, last_error = ? WHERE id = ? AND {PENDING}"
 OUTBOX_RETRY = ("UPDATE symfonic_outbox SET failed_at = NULL, attempts = 0, next_attempt_at = ? "
                 "WHERE id = ? AND failed_at IS NOT NULL")
+OUTBOX_PRUNE = ("DELETE FROM symfonic_outbox WHERE id IN (SELECT id FROM symfonic_outbox "
+                "WHERE delivered_at IS NOT NULL AND delivered_at < ? LIMIT ?)")
 OUTBOX_FAILED = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE failed_at IS NOT NULL "
                  "ORDER BY failed_at, id LIMIT ?")
 OUTBOX_FAILED_IN_SCOPE = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE scope = ? AND "

@@ -204,6 +204,10 @@ class SQLiteStore:
     async def retry(self, id: str, now: float) -> bool:
         return await self._changed(sql.OUTBOX_RETRY, (now, id))
 
+    async def prune(self, delivered_before: float, limit: int = 1000) -> int:
+        return int(await self._write(
+            lambda c: c.execute(sql.OUTBOX_PRUNE, (delivered_before, limit)).rowcount))
+
     # API keys
     async def add_key(self, record: KeyRecord) -> bool:
         return await self._changed(sql_accounts.INSERT_KEY, sql_accounts.key_row(record))

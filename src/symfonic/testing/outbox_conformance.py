@@ -140,6 +140,23 @@ class OutboxConformance:
         assert (entry.notification.id, entry.attempts, entry.failed_at) == (id, 1, None)
         assert entry.last_error == "HTTP 410"  # the history stays until the next attempt says
 
+    async def test_pruning_deletes_only_old_delivered_notifications(self, store: Any) -> None:
+        issues = [pause_issue(session=f"p{i}", notify=True) for i in range(5)]
+        for issue in issues:
+            await store.issue(issue)
+        first, second, failed, pending, third = (i.notifications[0].id for i in issues)
+        assert len(await store.due(NOW)) == 5
+        for id, at in ((first, NOW + 1), (second, NOW + 5), (third, NOW + 6)):
+            assert await store.delivered(id, at)
+        await store.give_up(failed, NOW + 1, "HTTP 410")
+        assert await store.prune(NOW + 5) == 1  # only the first was delivered before then
+        assert await store.prune(NOW + 5) == 0
+        assert await store.prune(LATER, limit=1) == 1  # in batches
+        assert await store.prune(LATER, limit=5) == 1
+        assert await store.prune(LATER) == 0
+        assert ids(await store.failed()) == [failed]  # still owes a delivery: kept
+        assert ids(await store.due(LATER)) == [pending]
+
     async def test_concurrent_claimers_never_share_a_notification(self, store: Any) -> None:
         issues = [pause_issue(session=f"c{i}", notify=True) for i in range(30)]
         for issue in issues:

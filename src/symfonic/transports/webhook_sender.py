@@ -7,6 +7,8 @@ What it does is described with the wire format, in :mod:`symfonic.transports.web
   finishing (a slot is free), by a retry falling due, or by ``poll_interval`` passing;
 - each claimed notification is a task that builds the body once, POSTs it to every URL at once,
   and records the outcome: delivered, due again after a backoff, or given up;
+- once an hour (and at start) it deletes the notifications delivered longer ago than the
+  config's ``retention``, in batches, so the outbox holds what is pending, failed or recent;
 - nothing it does is kept only in memory except which URLs already accepted a notification that
   is being retried (so a retry goes to the others); lose that and a URL may see the delivery id
   twice, which at-least-once allows.
@@ -18,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -41,6 +44,9 @@ __all__ = ["DocumentBuilder", "WebhookSender"]
 REMEMBERED_LANDINGS = 4096
 """Notifications for which a sender remembers the URLs that already accepted them, so that a
 retry goes only to the others (in this process; another process sends to every URL)."""
+PRUNE_EVERY = 3600.0
+PRUNE_BATCH = 500
+"""Seconds between two prunings of delivered notifications by one sender."""
 MAX_ERROR_CHARS = 2000
 """The stored ``last_error`` is cut to this: a receiver's error page is not worth keeping whole."""
 logger = logging.getLogger("symfonic.webhooks")
@@ -74,6 +80,7 @@ class WebhookSender:
         self._timers: set[asyncio.TimerHandle] = set()
         self._landed: dict[str, set[str]] = {}
         self._abandoned: list[str] = []
+        self._pruned_at = -math.inf
 
     def wake(self, *_: object) -> None:
         """Look at the outbox now rather than at the next poll. Returns at once, from any thread:
@@ -119,11 +126,27 @@ class WebhookSender:
     async def _run(self) -> None:
         while True:
             self._wakeup.clear()
+            await self._prune_when_due()
             room = self.config.concurrency - len(self._tasks)
             if room > 0 and await self._claim(room) == room:
                 continue  # more may be due; the next round waits if every slot is taken
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow the cancellation
+            # of aclose() when the wait ends at the same moment, and the worker then never stops.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), self.config.poll_interval)
+                async with asyncio.timeout(self.config.poll_interval):
+                    await self._wakeup.wait()
+
+    async def _prune_when_due(self) -> None:
+        if time.monotonic() - self._pruned_at < PRUNE_EVERY:
+            return
+        self._pruned_at = time.monotonic()
+        try:
+            outbox, before = await self._outbox(), self._clock() - self.config.retention
+            # In short batches (each its own transaction), so a pause's commit never waits long.
+            while await outbox.prune(before, PRUNE_BATCH) == PRUNE_BATCH:
+                pass
+        except SymfonicError as failed:  # the store is down: the next hour prunes
+            logger.warning("delivered webhook notifications could not be pruned: %s", failed)
 
     async def _claim(self, room: int) -> int:
         try:

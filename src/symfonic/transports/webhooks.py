@@ -119,6 +119,9 @@ class WebhookConfig:
     concurrency: int = 16
     poll_interval: float = 5.0
     lease: float = 60.0
+    retention: float = 7 * 86400.0
+    """Seconds a delivered notification is kept (for a look at what was sent) before the sender
+    deletes it; undelivered ones are kept until they are delivered."""
 
     def __post_init__(self) -> None:
         if not self.secret:

@@ -8,7 +8,11 @@ again, and a printed key that outlives the process it was printed by is one more
 around; a server that stops revokes its key. Other keys (other servers' on a shared database
 included) are kept.
 
-Webhooks: ``$SYMFONIC_WEBHOOK_URLS`` (comma-separated) and ``$SYMFONIC_WEBHOOK_SECRET``.
+Webhooks: ``$SYMFONIC_WEBHOOK_URLS`` (comma-separated) and ``$SYMFONIC_WEBHOOK_SECRET``;
+``$SYMFONIC_WEBHOOK_LEASE``, ``$SYMFONIC_WEBHOOK_POLL`` and ``$SYMFONIC_WEBHOOK_TIMEOUT``
+(seconds) tune how long a claimed delivery stays hidden from other senders (how soon a dead
+sender's deliveries are sent again), how often the outbox is read for other processes' pauses,
+and how long one attempt may take (less than the lease).
 
 Stopping (``SIGTERM``, or Ctrl+C) drains: the listening socket closes at once, new runs on
 connections still open are refused (503), the runs going and the requests in flight get the grace
@@ -38,6 +42,8 @@ DEMO_TENANT = "demo"
 DEVELOPMENT_LABEL = "development"
 WEBHOOK_URLS_VARIABLE = "SYMFONIC_WEBHOOK_URLS"
 WEBHOOK_SECRET_VARIABLE = "SYMFONIC_WEBHOOK_SECRET"
+WEBHOOK_TUNING_VARIABLES = {"lease": "SYMFONIC_WEBHOOK_LEASE", "poll_interval": "SYMFONIC_WEBHOOK_POLL",
+                            "timeout": "SYMFONIC_WEBHOOK_TIMEOUT"}
 GRACE_VARIABLE = "SYMFONIC_SHUTDOWN_GRACE"
 DEFAULT_GRACE = 30.0
 FLUSH_SECONDS = 5.0
@@ -151,7 +157,8 @@ def webhook_config() -> WebhookConfig | None:
     """Webhooks from the environment; None when no URL is configured.
 
     Raises:
-        ValueError: URLs without a secret to sign the deliveries with.
+        ValueError: URLs without a secret to sign the deliveries with, or a tuning variable that
+            is not a positive number of seconds.
     """
     urls = [u.strip() for u in os.environ.get(WEBHOOK_URLS_VARIABLE, "").split(",") if u.strip()]
     if not urls:
@@ -160,7 +167,19 @@ def webhook_config() -> WebhookConfig | None:
     if not secret:
         raise ValueError(f"${WEBHOOK_URLS_VARIABLE} is set: set ${WEBHOOK_SECRET_VARIABLE} too, "
                          "to sign the deliveries")
-    return WebhookConfig(urls=urls, secret=secret)
+    tuning: dict[str, float] = {}
+    for field, variable in WEBHOOK_TUNING_VARIABLES.items():
+        text = os.environ.get(variable, "").strip()
+        if text:
+            try:
+                tuning[field] = float(text)
+            except ValueError:
+                tuning[field] = math.nan
+            if not tuning[field] > 0 or math.isinf(tuning[field]):
+                raise ValueError(f"${variable} must be a positive number of seconds, not {text!r}")
+    return WebhookConfig(urls=urls, secret=secret, lease=tuning.get("lease", WebhookConfig.lease),
+                         poll_interval=tuning.get("poll_interval", WebhookConfig.poll_interval),
+                         timeout=tuning.get("timeout", WebhookConfig.timeout))
 
 
 def _reachable(host: str) -> str:
