@@ -7,6 +7,7 @@ The kill test is real: a separate process resumes, its tool starts, and it gets 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import sys
@@ -67,6 +68,21 @@ async def test_a_stream_closed_unread_gives_the_pause_back(host: Host) -> None:
     assert await status(host, jti) == "claimed"
     await stream.aclose()
     assert await status(host, jti) == "outstanding" and ran() == []
+
+
+async def test_a_stream_dropped_unread_and_never_closed_gives_the_pause_back(host: Host) -> None:
+    token, jti = await paused(host, "charge")
+    stream = await host.continuation.resume_stream(token, {"approved": True})
+    assert await status(host, jti) == "claimed"
+    del stream
+    gc.collect()
+    for _ in range(100):
+        if await status(host, jti) == "outstanding":
+            break
+        await asyncio.sleep(0.01)
+    assert await status(host, jti) == "outstanding" and ran() == []
+    assert (await host.continuation.resume(token, {"approved": True})).status == "completed"
+    assert [line.split()[0] for line in ran()] == ["charge"]
 
 
 async def test_cancelled_mid_tool_it_is_interrupted_and_recovers_without_running_it_again(

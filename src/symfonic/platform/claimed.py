@@ -203,13 +203,34 @@ class ClaimedStream(AsyncIterator[RunEvent]):
 
     An async generator that was never started runs none of its code when closed, so without this
     wrapper a stream obtained and dropped unread would hold its claim until the lease lapsed, and
-    its pause would then look interrupted although nothing of the turn ran.
+    its pause would then look interrupted although nothing of the turn ran. A stream that is
+    dropped unread without being closed gives the pause back too, when it is garbage-collected
+    (on its event loop, if that is still running; else its lease lapses, as for a crash).
     """
 
     def __init__(self, turn: ClaimedTurn, events: AsyncIterator[RunEvent]) -> None:
         self._turn = turn
         self._events = events
         self._started = False
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+    def __del__(self) -> None:
+        turn, loop = self._turn, self._loop
+        if self._started or turn._settled or loop is None or loop.is_closed():
+            return
+        logger.warning("pause %s: its resume stream was dropped unread; giving the pause back",
+                       turn.jti)
+
+        def give_back() -> None:
+            task = loop.create_task(turn._give_up(applied=False))
+            _GIVING_BACK.add(task)
+            task.add_done_callback(_GIVING_BACK.discard)
+
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the lease lapses
+            loop.call_soon_threadsafe(give_back)
 
     def __aiter__(self) -> ClaimedStream:
         return self
@@ -225,6 +246,10 @@ class ClaimedStream(AsyncIterator[RunEvent]):
         aclose = getattr(self._events, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+_GIVING_BACK: set[asyncio.Task[None]] = set()
+"""Give-backs of dropped streams, held until done (a loop keeps only weak references to tasks)."""
 
 
 async def _shielded(work: Coroutine[Any, Any, None]) -> None:
