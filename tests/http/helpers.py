@@ -117,9 +117,9 @@ ServerFactory = Callable[..., LiveServer]
 
 
 def refund_lines(path: Path) -> list[dict[str, Any]]:
-    """The refunds that ran, without the idempotency key each records (see refund_keys)."""
+    """The refunds that ran, without what names each one's turn and call (idempotency key, run, call)."""
     lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return [{k: v for k, v in line.items() if k != "key"} for line in lines]
+    return [{k: v for k, v in line.items() if k not in ("key", "run", "call")} for line in lines]
 
 
 

@@ -182,7 +182,7 @@ async def test_a_given_up_delivery_is_listed_and_retried_from_the_command_line(
     await until(lambda: outbox_rows(database)[0]["delivered_at"] is not None)
     assert outbox_rows(database)[0]["failed_at"] is None
     twice = await asyncio.to_thread(cli, tmp_path, "webhooks", "retry", row["id"], "--url", url)
-    assert twice.returncode == 2 and "no given-up webhook delivery" in twice.stdout
+    assert twice.returncode == 2 and "no given-up webhook delivery" in twice.stderr
 
 
 async def test_a_pause_whose_write_fails_announces_nothing(start_server: ServerFactory,

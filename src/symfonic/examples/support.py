@@ -5,7 +5,12 @@ the demo runs without a network or an API key, and a turn paused by one process 
 another exactly as a real model would continue it.
 
 Refunds are appended to a ledger file (``SYMFONIC_DEMO_REFUNDS``, default
-``.symfonic/refunds.log``) so you can see that an approved refund ran exactly once.
+``.symfonic/refunds.log``), one JSON line per refund naming the turn (``run``, its root run), the
+call a person approved (``call``, the paused call: ``symfonic pauses show`` prints it) and the
+idempotency ``key`` made of both, so "an approved refund ran exactly once" can be read off.
+
+:func:`app` is the example as an app, the one the ``symfonic`` command acts on when no other is
+named (``--app``, ``$SYMFONIC_APP``, ``[tool.symfonic] app``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from symfonic.agent import AgentSpec
@@ -22,9 +28,13 @@ from symfonic.capabilities.human import HumanInteraction
 from symfonic.kernel.messages import Message, ModelReply, ToolCall
 from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
+from symfonic.platform.claimed import DEFAULT_LEASE
+from symfonic.platform.host import Host
 from symfonic.tools import current_invocation, tool
 
 ORDERS = {42: 59.90, 7: 12.50, 1234: 310.00}
+LEASE_VARIABLE = "SYMFONIC_CLAIM_LEASE"
+"""Seconds a resume's claim holds without renewal (``Host.open(claim_lease=...)``)."""
 
 
 def refunds_file() -> Path:
@@ -46,7 +56,8 @@ def issue_refund(order_id: int, amount: float) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     entry: dict[str, object] = {"order_id": order_id, "amount": amount}
     with contextlib.suppress(LookupError):  # called as a tool, it knows its call
-        entry["key"] = current_invocation().idempotency_key
+        call = current_invocation()
+        entry.update(key=call.idempotency_key, run=call.request.root_run_id, call=call.call_id)
     with path.open("a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(entry) + "\n")
     return f"Refunded {amount:.2f} on order {order_id}."
@@ -84,3 +95,19 @@ def support_agent() -> AgentSpec:
         tools=[lookup_order, issue_refund],
         capabilities=[HumanInteraction(approvals=["issue_refund"])],
     )
+
+
+def app() -> Host:
+    """The example as an app: the support agent on ``$SYMFONIC_DATABASE_URL`` (else the embedded
+    SQLite file), its tokens signed with ``$SYMFONIC_SECRET``.
+
+    Raises:
+        ValueError: ``$SYMFONIC_CLAIM_LEASE`` is not a positive number of seconds, or the secret
+            is missing or short.
+    """
+    text = os.environ.get(LEASE_VARIABLE, "").strip()
+    try:
+        lease = float(text) if text else DEFAULT_LEASE
+    except ValueError:
+        raise ValueError(f"${LEASE_VARIABLE} must be a number of seconds, not {text!r}") from None
+    return Host.open(agents=[support_agent()], claim_lease=timedelta(seconds=lease))

@@ -1,0 +1,52 @@
+"""``symfonic``: the command line.
+
+``run`` starts a turn and prints its outcome (a pause prints its token); ``resume`` answers a pause
+from its token; ``demo`` does both in the terminal; ``pauses`` lists, shows, revokes and recovers a
+tenant's pauses; ``serve`` starts the HTTP service and inbox (``--reload`` for development), whose
+API keys ``keys`` manages; ``webhooks`` retries given-up deliveries; ``db migrate`` creates or
+upgrades the schema; ``new`` writes a project of your own to start from.
+
+Every command but ``new`` acts on an app, a :class:`~symfonic.Host`: ``--app module:attribute``,
+else ``$SYMFONIC_APP``, else ``[tool.symfonic] app`` in the nearest ``pyproject.toml``, else the
+example support agent. :mod:`symfonic.cli.loading` says how ``--url``, the secret and the
+environment meet a user's host.
+
+A user's mistake or a configuration problem prints one line on stderr and exits with a code of its
+own; only a bug shows a traceback:
+
+====  ===============  ==============================================================
+code  name             when
+====  ===============  ==============================================================
+0     ok               done
+1     bug              an unexpected exception (printed with its traceback)
+2     usage            a bad argument: unknown agent, key or delivery id, existing dir
+3     configuration    --app, secret, database URL, missing extra, environment variable
+4     refused          the token or pause is refused: unknown, forged, expired, revoked,
+                       already resumed, not interrupted, its agent changed
+5     invalid answer   the answer is not JSON where JSON was meant, or fails the schema
+6     store            the store is unreachable, or could not record an outcome
+7     port in use      ``serve`` cannot listen on the port
+8     turn failed      the turn ran and ended ``failed`` (the model or a tool failed)
+130   interrupted      Ctrl-C
+====  ===============  ==============================================================
+
+The modules: :mod:`~symfonic.cli.exits` (the codes, and the one line), :mod:`~symfonic.cli.loading`
+(the app), :mod:`~symfonic.cli.common` (options, running a command against the app),
+:mod:`~symfonic.cli.turns`, :mod:`~symfonic.cli.pauses`, :mod:`~symfonic.cli.serving` (with
+:mod:`~symfonic.cli.reloading`), :mod:`~symfonic.cli.admin` and :mod:`~symfonic.cli.scaffold`.
+"""
+
+from __future__ import annotations
+
+from symfonic.cli import admin, pauses, scaffold, serving, turns
+from symfonic.cli.common import app
+from symfonic.cli.exits import Exit
+
+__all__ = ["Exit", "app", "main"]
+_COMMANDS = (admin, pauses, scaffold, serving, turns)
+"""Importing these registers their commands on :data:`app`."""
+
+
+def main() -> None:
+    """The ``symfonic`` console script."""
+    app()

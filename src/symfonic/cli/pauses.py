@@ -1,0 +1,97 @@
+"""``symfonic pauses``: list a tenant's pauses, show one, revoke one, recover an interrupted one.
+
+Times print in ISO 8601, UTC (``2025-01-31T09:30:00Z``), the same in every command.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from symfonic.agent import RunOutcome
+from symfonic.cli.common import (
+    AppOption,
+    TenantOption,
+    UrlOption,
+    act,
+    console,
+    moment,
+    pauses_app,
+    print_outcome,
+)
+from symfonic.cli.exits import EPILOG
+from symfonic.cli.turns import scope_of
+from symfonic.platform.host import Host
+from symfonic.platform.tickets import LedgerTicket
+from symfonic.services.ledger import Listing
+
+
+@pauses_app.command("list", epilog=EPILOG)
+def pauses_list(tenant: TenantOption = "demo",
+                status: Annotated[Listing, typer.Option(
+                    help="outstanding (answerable) or interrupted (their resumer died: "
+                         "continue each with 'symfonic pauses recover').")] = "outstanding",
+                app_target: AppOption = None, url: UrlOption = None) -> None:
+    """The tenant's outstanding (or interrupted) pauses, oldest first."""
+    scope = scope_of(tenant)
+
+    async def work(host: Host) -> list[LedgerTicket]:
+        await host.sweep_expired()
+        tickets: list[LedgerTicket] = []
+        after: str | None = None
+        while page := await host.pauses(scope, status=status, after=after):
+            tickets += page
+            after = page[-1].cursor
+        return tickets
+
+    tickets = act(work, app_target, url)
+    if not tickets:
+        console.print(f"no {status} pauses for tenant {tenant!r}", highlight=False, markup=False)
+    for ticket in tickets:
+        console.print(f"[bold]{escape(ticket.name)}[/]  agent={escape(ticket.agent)}  "
+                      f"session={escape(ticket.session_id)}  issued={moment(ticket.issued_at)}  "
+                      f"expires={moment(ticket.expires_at)}  "
+                      f"question={escape(json.dumps(ticket.question))}", highlight=False)
+        console.print(f"  token: {ticket.token}", highlight=False, markup=False)
+
+
+@pauses_app.command("show", epilog=EPILOG)
+def pauses_show(token: str, app_target: AppOption = None, url: UrlOption = None) -> None:
+    """What the pause TOKEN asks, and what became of it."""
+
+    async def work(host: Host) -> LedgerTicket:
+        return await host.continuation.ticket(token)
+
+    ticket = act(work, app_target, url)
+    console.print_json(json.dumps({
+        "tenant": ticket.scope.tenant, "agent": ticket.agent, "name": ticket.name,
+        "kind": ticket.kind, "status": ticket.status, "pause": ticket.jti,
+        "session": ticket.session_id, "call": ticket.tool_call_id,
+        "issued_at": moment(ticket.issued_at), "expires_at": moment(ticket.expires_at),
+        "answered_at": moment(ticket.answered_at) if ticket.answered_at is not None else None,
+        "question": ticket.question, "answer_schema": ticket.answer_schema,
+        "decision": ticket.decision, "outcome": ticket.outcome}))
+
+
+@pauses_app.command("recover", epilog=EPILOG)
+def pauses_recover(token: str, app_target: AppOption = None, url: UrlOption = None) -> None:
+    """Continue the interrupted turn of TOKEN once, from its last durable point."""
+
+    async def work(host: Host) -> RunOutcome:
+        return await host.recover(token)
+
+    print_outcome(act(work, app_target, url))
+
+
+@pauses_app.command("revoke", epilog=EPILOG)
+def pauses_revoke(token: str, app_target: AppOption = None, url: UrlOption = None) -> None:
+    """Withdraw the pause TOKEN so it can no longer be answered."""
+
+    async def work(host: Host) -> bool:
+        return await host.revoke(token)
+
+    revoked = act(work, app_target, url)
+    console.print("revoked" if revoked else "not outstanding: nothing to revoke", markup=False)

@@ -1,0 +1,50 @@
+"""The ASGI app of a ``symfonic serve --reload`` worker, built by name in each new worker process.
+
+uvicorn reloads by starting a fresh process that imports an app factory from an import string;
+:func:`reloaded_app` is that factory. It loads the user's app the way the parent command did:
+``--app`` arrives as ``$SYMFONIC_APP``, ``--url`` as ``$SYMFONIC_DATABASE_URL``, the development
+secret as ``$SYMFONIC_SECRET``, all exported by the parent before it started uvicorn. The parent
+issued the development key into the store; the worker's key view picks it up from there.
+
+uvicorn calls the factory synchronously from inside its running event loop, where an async app
+factory cannot be awaited. So the factory returns a shell that builds the service on its first
+ASGI call (the lifespan startup), in the server's loop: the loop the host's store then lives in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from symfonic.cli.loading import load_host
+
+Receive = Any
+Send = Any
+
+
+class _Deferred:
+    """An ASGI app that composes the symfonic service on its first call, then is that service."""
+
+    def __init__(self) -> None:
+        self._service: Any = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if self._service is None:
+            self._service = await _service()
+        await self._service(scope, receive, send)
+
+
+async def _service() -> Any:
+    from symfonic.transports.http import ApiKeys, create_app
+    from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE
+    from symfonic.transports.http.server import shutdown_grace, webhook_config
+
+    host = await load_host(None, None)
+    keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
+    return create_app(host, keys, webhook_config(), grace=shutdown_grace())
+
+
+def reloaded_app() -> Any:
+    """The worker's ASGI app (uvicorn calls this with ``factory=True``)."""
+    return _Deferred()

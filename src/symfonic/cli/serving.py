@@ -1,0 +1,149 @@
+"""``symfonic serve``: the app's agents over HTTP, with the inbox page and webhooks.
+
+Everything that can be refused is checked before anything is printed or written: the HTTP extra,
+the port (bound once and released, so that a second server on a busy port fails before it prints
+a key or touches the key store), the app, the store (opened once and closed, so an unreachable
+database is one line rather than a traceback from the server's startup), the webhook and grace
+settings.
+
+``--reload`` is for development: uvicorn watches the current directory (and the app's project
+directory) and restarts a worker process on every change to a ``.py`` file. uvicorn can only
+reload an app it imports by name, so the worker builds the service from
+:func:`symfonic.cli.reloading.reloaded_app`, which loads the app exactly as this process resolved
+it (the same ``--app``, URL and secret, passed through the environment). The development key is
+issued here, once, into the store, rather than by each worker: a key revoked at every restart
+would be useless. It is revoked when the server stops. A reloading server stops at once
+(no drain: its runs are cut off) and its webhook deliveries carry paths, not absolute URLs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from symfonic.cli.common import AppOption, UrlOption, app, open_store
+from symfonic.cli.exits import EPILOG, Exit, fail, plainly
+from symfonic.cli.loading import APP_VARIABLE, find_app, load_host
+from symfonic.platform.host import Host
+
+HTTP_EXTRA = "pip install 'symfonic[http]'"
+RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
+
+
+@app.command(epilog=EPILOG)
+def serve(app_target: AppOption = None, url: UrlOption = None,
+          host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(help="Port to listen on.", min=0, max=65535)] = 8000,
+          grace: Annotated[float | None, typer.Option(
+              help="Seconds a stop (SIGTERM, Ctrl-C) lets running turns finish before cancelling "
+                   "them (default: $SYMFONIC_SHUTDOWN_GRACE, else 30).", min=0)] = None,
+          reload: Annotated[bool, typer.Option(
+              "--reload", help="Restart on code changes (development).")] = False) -> None:
+    """Serve the HTTP API and the inbox page (needs pip install 'symfonic[http]')."""
+    try:
+        from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
+    except ImportError as missing:
+        fail(Exit.CONFIGURATION, f"serve needs the HTTP extra ({missing}): {HTTP_EXTRA}")
+    ensure_free(host, port)
+    with plainly():
+        served = asyncio.run(_checked_host(app_target, url))
+    try:
+        webhook_config()
+        grace = shutdown_grace() if grace is None else grace
+    except ValueError as wrong:
+        fail(Exit.CONFIGURATION, str(wrong))
+    if reload:
+        _serve_reloading(served, app_target, host=host, port=port, grace=grace)
+    else:
+        run_server(served, host=host, port=port, grace=grace)
+
+
+async def _checked_host(target: str | None, url: str | None) -> Host:
+    """The app's host, its store shown to open; the store itself is opened again by the server,
+    in the server's event loop (a pool is bound to the loop that opened it)."""
+    host = await load_host(target, url)
+    if host.url:  # a store object the app made itself is opened by the server alone
+        probe = Host(url=host.url, agents=[], keys=host.keys)
+        await open_store(probe)
+        await probe.close()
+    return host
+
+
+def ensure_free(host: str, port: int) -> None:
+    """Exit with :attr:`Exit.PORT_IN_USE` unless ``host:port`` can be listened on now."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as unknown:
+        fail(Exit.CONFIGURATION, f"--host {host!r}: {unknown.strerror}")
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as taken:
+            if taken.errno == errno.EADDRINUSE:
+                fail(Exit.PORT_IN_USE, f"port {port} on {host} is in use: stop what listens "
+                     "there, or pass --port with a free one")
+            fail(Exit.CONFIGURATION, f"cannot listen on {host}:{port}: {taken.strerror}")
+
+
+def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, grace: float) -> None:
+    import uvicorn
+
+    from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL
+
+    if not served.url:
+        fail(Exit.CONFIGURATION, "--reload needs an app whose Host is opened from a database URL "
+             "(Host.open(...)): the reloaded workers must share its store")
+    source = find_app(target)
+    if source.origin == "--app":  # env and pyproject.toml are read again by the worker as they are
+        os.environ[APP_VARIABLE] = source.target
+    os.environ["SYMFONIC_SHUTDOWN_GRACE"] = str(grace)
+    public_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '', '::') else host}:{port}"
+    key, key_id = asyncio.run(_issue_key(served.url, DEMO_TENANT, f"{DEVELOPMENT_LABEL} {public_url}"))
+    print(f"symfonic: serving {', '.join(sorted(served.specs))} on {served.url}, reloading on changes")
+    print(f"  inbox:    {public_url}/inbox#key={key}")
+    print(f"  API docs: {public_url}/docs")
+    print(f"  API key:  {key}")
+    print(f"            (tenant {DEMO_TENANT!r}; a development key, revoked when the server stops)")
+    print(f"  try:      curl -s {public_url}/v1/pauses -H 'Authorization: Bearer {key}'", flush=True)
+    folders = {str(Path.cwd())} | ({str(source.root)} if source.root else set())
+    try:
+        uvicorn.run(RELOADED_APP, factory=True, reload=True, reload_dirs=sorted(folders),
+                    host=host, port=port, log_level="info", lifespan="on")
+    finally:
+        asyncio.run(_revoke_key(served.url, key_id))
+
+
+async def _issue_key(url: str, tenant: str, label: str) -> tuple[str, str]:
+    """A development key for ``tenant``, written to the store at ``url`` (replacing the earlier
+    ones of ``label``); the key and its id."""
+    from symfonic.stores.opening import open_store as open_database
+    from symfonic.transports.http.auth import ApiKeys
+
+    keys = ApiKeys()
+    key = keys.issue(tenant, label=label, replace=True)
+    store = await open_database(url)
+    try:
+        await keys.bind(store)
+    finally:
+        await store.close()
+    issued = keys.authenticate(key)
+    assert issued is not None  # it was issued just now
+    return key, issued.id
+
+
+async def _revoke_key(url: str, key_id: str) -> None:
+    from symfonic.stores.opening import open_store as open_database
+
+    store = await open_database(url)
+    try:
+        await store.revoke_key(key_id, time.time())
+    finally:
+        await store.close()

@@ -1,0 +1,48 @@
+"""``symfonic serve --reload`` serves the user's app and restarts it when its code changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from tests.cli.helpers import Server, free_port, symfonic
+
+LIVE = '''
+from symfonic import AgentSpec, Host, ModelReply
+from symfonic.models import FunctionModel
+
+
+def app():
+    reply = ModelReply(text="{text}")
+    return Host.open(agents=[AgentSpec(name="live", model=FunctionModel(lambda m, t: reply))])
+'''
+
+
+def test_serve_reload_picks_up_a_change_to_the_app(tmp_path: Path) -> None:
+    (tmp_path / "live.py").write_text(LIVE.format(text="version one"))
+    port = free_port()
+    server = Server(tmp_path, "serve", "--reload", "--app", "live:app", "--port", str(port))
+    try:
+        key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
+        server.wait_for("Application startup complete")
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
+                          headers={"Authorization": f"Bearer {key}"}) as client:
+            first = client.post("/v1/agents/live/runs", json={"input": "hi"})
+            assert first.json()["output"] == "version one", first.text
+
+            (tmp_path / "live.py").write_text(LIVE.format(text="version two"))
+            server.wait_for(r"detected changes in '?live\.py'?")
+            server.wait_for("Application startup complete")
+            second = client.post("/v1/agents/live/runs", json={"input": "hi"})
+            assert second.json()["output"] == "version two", second.text
+    finally:
+        assert server.stop() in (0, 130), server.output
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+        try:
+            client.get("/v1/pauses")
+        except httpx.ConnectError:
+            pass
+        else:
+            raise AssertionError("the server still answers after it was stopped")
+    assert "revoked" in symfonic(tmp_path, "keys", "list", "--tenant", "demo").stdout
