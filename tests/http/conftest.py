@@ -1,12 +1,25 @@
-"""Fixtures of the HTTP tests: a live symfonic service per test (see ``tests.http.helpers``)."""
+"""Fixtures of the HTTP tests: a live symfonic service per test (see ``tests.http.helpers``),
+and headless Chromium for the inbox's browser tests.
+
+Chromium is Debian's (``/usr/bin/chromium``, or ``$SYMFONIC_TEST_CHROMIUM``), driven by Playwright
+for Python; never ``playwright install``. Without it a browser test skips on a developer's machine
+and fails in CI (``CI`` set), where a skip would hide the inbox's only tests in a real browser.
+
+Screenshots the browser tests take are kept under ``$SYMFONIC_TEST_ARTIFACTS/<test name>/`` when
+that variable is set (CI can collect them), else in the test's ``tmp_path`` (pytest keeps the last
+few runs' under its base temporary directory).
+"""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
 import httpx
 import pytest
+from playwright.async_api import Browser, Page, async_playwright
 
 from symfonic import AgentSpec, Host
 from symfonic.examples.support import support_agent
@@ -58,3 +71,54 @@ async def client(server: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
+
+
+CHROMIUM = Path(os.environ.get("SYMFONIC_TEST_CHROMIUM", "/usr/bin/chromium"))
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS_VARIABLE = "SYMFONIC_TEST_ARTIFACTS"
+
+
+@pytest.fixture
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        message = f"no Chromium at {CHROMIUM}: apt-get install chromium (or set SYMFONIC_TEST_CHROMIUM)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM
+
+
+@pytest.fixture
+async def browser(chromium: Path) -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Browser) -> Page:
+    tab = await browser.new_page()
+    tab.set_default_timeout(15_000)
+    return tab
+
+
+@pytest.fixture
+async def page_without_script(browser: Browser) -> Page:
+    tab = await (await browser.new_context(java_script_enabled=False)).new_page()
+    tab.set_default_timeout(15_000)
+    return tab
+
+
+@pytest.fixture
+def artifacts(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where this test keeps its screenshots (see the module docstring)."""
+    root = os.environ.get(ARTIFACTS_VARIABLE)
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    folder = Path(root) / name if root else tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -55,6 +55,14 @@ class _Uvicorn(uvicorn.Server):
         finally:
             self.ready.set()
 
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # As DrainingServer (what ``symfonic serve`` runs): a symfonic app hears of the stop
+        # first, so its open inbox event streams end instead of holding the stop up.
+        service = getattr(getattr(self.config.app, "state", None), "symfonic", None)
+        if service is not None:
+            service.drain()
+        await super().shutdown(sockets=sockets)
+
 
 class Served:
     """An ASGI app served by uvicorn on 127.0.0.1 in a thread of its own."""

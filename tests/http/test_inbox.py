@@ -87,9 +87,15 @@ async def test_answering_each_kind_from_its_form_shows_the_outcome(
     assert "Completed: Noted: {&quot;plan&quot;:&quot;pro&quot;,&quot;seats&quot;:3,&quot;notify" \
            "&quot;:true}" in pages[typed]
     assert refund_lines(refunds) == [{"order_id": 42, "amount": 10.0}]
+    # Each page says which decision was applied: the edited amount, the option chosen.
+    assert 'data-decision="edited">Approved with edits: amount 59.9 → 10.0</p>' in pages[approval]
+    assert 'data-decision="answered">Answered: blue</p>' in pages[question]
     again = await browser_like.post(f"/inbox/pauses/{approval}",
                                     data={"decision": "approve", "csrf": csrf})
-    assert again.status_code == 303  # back to its page, which shows the first outcome
+    assert again.status_code == 409  # a stale form: says so, and shows what was applied
+    assert 'data-error="pause_already_resumed"' in again.text and "already answered" in again.text
+    assert "Approved with edits: amount 59.9 → 10.0" in again.text
+    assert "Completed: Done. Refunded 10.00 on order 42." in again.text
     assert len(refund_lines(refunds)) == 1
 
 

@@ -1,61 +1,18 @@
 """The inbox in headless Chromium (Debian's ``chromium``, driven by Playwright for Python).
 
-Never ``playwright install``: the browser is the system's. Without it the test skips on a
-developer's machine and fails in CI (``CI`` set), where a skip would hide the inbox's only test in
-a real browser.
+The browser fixtures (``browser``, ``page``, ``page_without_script``, ``artifacts``) are in
+``conftest.py``: without Chromium these tests skip on a developer's machine and fail in CI.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-import pytest
-from playwright.async_api import Browser, Page, Route, async_playwright, expect
+from playwright.async_api import Page, Route, expect
 
 from symfonic.transports.http.sessions import COOKIE
 from tests.http.helpers import LiveServer, paused_run, refund_lines
-
-CHROMIUM = Path(os.environ.get("SYMFONIC_TEST_CHROMIUM", "/usr/bin/chromium"))
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        message = f"no Chromium at {CHROMIUM}: apt-get install chromium (or set SYMFONIC_TEST_CHROMIUM)"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    return CHROMIUM
-
-
-@pytest.fixture
-async def browser(server: LiveServer, chromium: Path) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-@pytest.fixture
-async def page(browser: Browser) -> Page:
-    tab = await browser.new_page()
-    tab.set_default_timeout(15_000)
-    return tab
-
-
-@pytest.fixture
-async def page_without_script(browser: Browser) -> Page:
-    tab = await (await browser.new_context(java_script_enabled=False)).new_page()
-    tab.set_default_timeout(15_000)
-    return tab
 
 
 async def test_a_person_approves_a_refund_in_the_inbox(page: Page, server: LiveServer,
@@ -98,7 +55,10 @@ async def test_a_person_edits_the_arguments_or_rejects_with_a_reason(
     await expect(page.locator(".when-reject")).to_be_visible()
     await page.get_by_label("Reason (shown to the agent)").fill("order 7 was a gift")
     await page.get_by_role("button", name="Send").click()
-    await expect(page.locator(".outcome-completed")).to_contain_text("order 7 was a gift")
+    # A rejection reads as one, in its own style, before the agent's reply (never as a success).
+    await expect(page.locator(".decision-rejected")).to_have_text("Rejected: order 7 was a gift")
+    await expect(page.locator(".outcome.after-rejection")).to_contain_text("The agent replied:")
+    await expect(page.locator(".outcome")).not_to_contain_text("Completed")
 
     assert refund_lines(refunds) == [{"order_id": 1234, "amount": 100.0}]
 

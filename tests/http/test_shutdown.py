@@ -211,3 +211,25 @@ async def test_once_draining_new_runs_and_resumes_are_refused_before_anything_is
     assert ticket.json()["status"] == "outstanding"  # not claimed: answerable after the restart
     assert refund_lines(refunds) == []
     assert (await client.get("/v1/pauses", headers=server.auth("acme"))).status_code == 200
+
+
+async def test_an_open_inbox_stream_does_not_hold_up_a_graceful_stop(slow_server: StartSlow) -> None:
+    grace = 20.0  # far longer than the stop may take: nothing but the open stream is going
+    serving = await slow_server(grace)
+    async with httpx.AsyncClient(base_url=serving.url, timeout=30) as browser:
+        signed_in = await browser.post("/inbox/login", data={"key": serving.key})
+        assert signed_in.status_code == 303
+        async with browser.stream("GET", "/inbox/events") as live:
+            lines = live.aiter_lines()
+            assert await asyncio.wait_for(anext(lines), 10) == "retry: 2000"
+            serving.process.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            async for _ in lines:  # until the server ends the stream itself
+                pass
+        ended = time.monotonic() - signalled
+    code, output = await serving.ended(within=20)
+    stopped = time.monotonic() - signalled
+    assert ended < 1.5, f"the stream ended {ended:.1f} s after the signal (a poll is 2 s)"
+    assert stopped < 8, output
+    assert code == 0, output
+    assert "Application shutdown complete" in output

@@ -29,11 +29,13 @@ from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.kernel.events import Paused, RunEvent
 from symfonic.kernel.interrupts import PendingInterrupt
+from symfonic.kernel.messages import Message
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.platform.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation import AgentNotServed
+from symfonic.platform.conversations import conversation_upto
 from symfonic.platform.resuming import LedgerContinuation, reachable
 from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
@@ -205,6 +207,11 @@ class Host:
             store, now = await self.store(), self._clock()
             records = await store.answered(scope, limit=limit)
         return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
+
+    async def conversation(self, token: str) -> list[Message]:
+        """The pause's session up to the pause (see :mod:`~symfonic.platform.conversations`)."""
+        return await conversation_upto(token, continuation=self.continuation,
+                                       transcripts=self.transcripts, store=await self.store())
 
     async def revoke(self, token: str) -> bool:
         """Withdraw an outstanding pause; False when it was no longer outstanding.

@@ -134,12 +134,14 @@ async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
 
     An answer that fails the schema (422) leaves the pause answerable. A second resume is 409
     ``pause_already_resumed`` with the first one's ``status`` and ``outcome``. Once accepted, the
-    turn runs to its end even if the client disconnects.
+    turn runs to its end even if the client disconnects. The key's id is stored as who answered
+    (the inbox's recent decisions show it).
     """
     service = service_of(request)
     service.check_tenant(token, key.tenant)
     service.check_accepting()  # before the claim: a claimed pause must get its turn
-    events = await service.host.continuation.resume_stream(token, body.answer)
+    events = await service.host.continuation.resume_stream(token, body.answer,
+                                                           answered_by=key.id)
     return await run_response(service.pump.start(events), request, service)
 
 

@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from symfonic.platform.host import Host
 from symfonic.services.outbox import PAUSE_CREATED, Notification
-from symfonic.transports.http import api, errors, inbox, pages
+from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
 from symfonic.transports.http.schemas import Ticket, resume_url
@@ -83,6 +83,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
 
     app = FastAPI(
         title="symfonic", version=_version(), lifespan=lifespan,
+        docs_url=None, redoc_url=None,  # docs_ui serves /docs from local files, no CDN
         summary="Agents whose turns stop to ask a person, resumed from a signed token, at most once.",
         description=(
             "Every route but the inbox's takes an API key (`Authorization: Bearer sfk_...`) that "
@@ -101,6 +102,8 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     app.add_middleware(BodyLimit, max_bytes=max_body)
     app.include_router(api.router)
     app.include_router(inbox.router)
+    app.include_router(inbox_events.router)
+    docs_ui.install(app)
     app.mount(pages.STATIC, StaticFiles(packages=[("symfonic.transports.http", "static")]),
               name="inbox-static")
     return app

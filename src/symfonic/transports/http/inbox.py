@@ -13,8 +13,14 @@ the request's base URL and the configured ``public_url`` (:mod:`.sessions` says 
 
 Forms work without JavaScript (POST, then a redirect to the pause's page, which shows its
 outcome); the script only hides the fields a decision does not need, signs in from an inbox link
-(``/inbox#key=...``, a fragment that never reaches the server or its logs) and refreshes the list
-while nothing is being typed.
+(``/inbox#key=...``, a fragment that never reaches the server or its logs) and keeps the list live
+from ``/inbox/events`` (:mod:`.inbox_events`).
+
+What a person sees of a pause: the conversation that led to it (``host.conversation``, rendered
+by :mod:`.pages_conversation`), its form while outstanding, and once answered the decision that
+was applied, who gave it and what came of it (:mod:`.pages_decisions`); under the pending pauses,
+the tenant's recent decisions (``host.answered``). An answer is stored as given by the session's
+key (``answered_by`` = the key's id, as the API stores the calling key's).
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ from fastapi import Path as PathParam
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from symfonic.agent import collect
+from symfonic.kernel.messages import Message
 from symfonic.platform.continuation import (
     AnswerInvalid,
     PauseAlreadyResumed,
+    UnknownPauseToken,
 )
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import forms, pages
@@ -63,6 +71,8 @@ _PAGES: dict[int | str, dict[str, Any]] = {code: {**_HTML, "description": why} f
 router = APIRouter(tags=["inbox"])
 INBOX_PAGE = 100
 """Pauses shown per inbox page; a "More" link continues from the last one."""
+HISTORY = 20
+"""Recent decisions listed under the pending pauses."""
 TokenParam = Annotated[str, PathParam(description="The pause token.")]
 
 
@@ -89,10 +99,11 @@ async def inbox(request: Request, after: str | None = None) -> Response:
         tickets = await service.host.pauses(key.scope, limit=INBOX_PAGE, after=after)
     except ValueError:
         return html(pages.problem(422, "request_invalid", "not a page of this inbox"), 422)
-    views = [view_of(service, t) for t in tickets]
+    views = [await view_of(service, t) for t in tickets]
     more = tickets[-1].cursor if len(tickets) == INBOX_PAGE else None
     return html(pages.inbox(views, tenant=key.tenant, csrf=session.csrf,
-                            agents=sorted(service.host.specs), more=more))
+                            agents=sorted(service.host.specs), more=more,
+                            history=await history_of(service, key)))
 
 
 @router.post("/inbox/login", summary="Sign in to the inbox with an API key",
@@ -160,7 +171,7 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
         ticket = await service.host.continuation.ticket(token)
     except REFUSALS as refused:
         return _problem(refused)
-    return html(pages.pause(view_of(service, ticket), tenant=key.tenant,
+    return html(pages.pause(await view_of(service, ticket), tenant=key.tenant,
                             csrf=session.csrf))
 
 
@@ -169,22 +180,32 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
                                                                        "page for its outcome."},
                                                   **_PAGES})
 async def answer(token: TokenParam, request: Request) -> Response:
+    """Answer the pause from its form (at most once), then show its page with the outcome.
+
+    The answer is stored as given by the session's key (``answered_by`` = the key's id). An
+    answer to a pause that was answered meanwhile (another tab, another person) is a 409 page
+    that says so and shows the decision that *was* applied, with who gave it and when.
+    """
     service = service_of(request)
     try:
         key, form, csrf_token = await _signed_in_form(service, request, "pauses:answer")
         service.check_tenant(token, key.tenant)
-        view = view_of(service, await service.host.continuation.ticket(token))
+        view = await view_of(service, await service.host.continuation.ticket(token),
+                             conversation=False)
         if view.form is None:
             raise Refusal(409, "not_answerable", "this pause cannot be answered from this service")
         service.check_accepting()  # before the claim: a claimed pause must get its turn
         try:
             events = await service.host.continuation.resume_stream(
-                token, forms.parse(view.form, form))
+                token, forms.parse(view.form, form), answered_by=key.id)
         except AnswerInvalid as invalid:
-            return html(pages.pause(view, tenant=key.tenant, csrf=csrf_token,
+            return html(pages.pause(await view_of(service, view.ticket), tenant=key.tenant,
+                                    csrf=csrf_token,
                                     errors=invalid.errors, submitted=form), 422)
         except PauseAlreadyResumed:
-            return RedirectResponse(f"/inbox/pauses/{token}", status_code=303)
+            applied = await view_of(service, await service.host.continuation.ticket(token))
+            return html(pages.pause(applied, tenant=key.tenant, csrf=csrf_token, conflict=True),
+                        409)
         await collect(service.pump.start(events).events())  # the turn goes on if the person leaves
     except REFUSALS as refused:
         return _problem(refused)
@@ -212,12 +233,44 @@ async def start_run(request: Request) -> Response:
         return RedirectResponse(f"/inbox/pauses/{outcome.interrupt.token}", status_code=303)
     notice = (f"Completed: {outcome.output}" if outcome.status == "completed"
               else f"Failed: {outcome.error}")
-    views = [view_of(service, t) for t in await service.host.pauses(key.scope)]
+    views = [await view_of(service, t)
+             for t in await service.host.pauses(key.scope, limit=INBOX_PAGE)]
     return html(pages.inbox(views, tenant=key.tenant, csrf=csrf_token,
-                            agents=sorted(service.host.specs), notice=notice))
+                            agents=sorted(service.host.specs), notice=notice,
+                            history=await history_of(service, key)))
 
 
-def view_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
+async def view_of(service: Service, ticket: LedgerTicket, *,
+                  conversation: bool = True) -> pages.PauseView:
+    """What the inbox shows of a pause: its form, the conversation that led to it (unless told
+    not to read it), and who answered it."""
+    plain = form_of(service, ticket)
+    messages: list[Message] = []
+    if conversation:
+        try:
+            messages = await service.host.conversation(ticket.token)
+        except UnknownPauseToken:  # gone since the ticket was read: nothing to show
+            messages = []
+    return pages.PauseView(ticket=ticket, form=plain.form, conversation=messages,
+                           who=answerer(service, ticket.answered_by))
+
+
+async def history_of(service: Service, key: ApiKey) -> list[pages.PauseView]:
+    """The key's tenant's recent decisions, latest answer first (no conversations: a list)."""
+    return [await view_of(service, t, conversation=False)
+            for t in await service.host.answered(key.scope, limit=HISTORY)]
+
+
+def answerer(service: Service, key_id: str | None) -> str:
+    """Who answered, for a person: the key's label when the key is known and has one; else its
+    id (``answered_by`` stores the id: labels change, ids do not)."""
+    if key_id is None:
+        return "someone (not recorded)"
+    known = service.keys.get(key_id)
+    return f"{known.label} ({key_id})" if known is not None and known.label else key_id
+
+
+def form_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
     """The ticket with its form, read from the definition of the agent that paused.
 
     When this host no longer serves that definition, the form falls back to the answer schema

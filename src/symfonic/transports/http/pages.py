@@ -11,23 +11,34 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from html import escape
 from typing import Any
 from urllib.parse import quote
 
+from symfonic.kernel.messages import Message
 from symfonic.platform.tickets import LedgerTicket
-from symfonic.transports.http import forms
+from symfonic.transports.http import forms, pages_conversation, pages_decisions
 
 STATIC = "/inbox/static"
 
 
 @dataclass(frozen=True, kw_only=True)
 class PauseView:
-    """A ticket with the form that answers it (None when it cannot be answered from here)."""
+    """A ticket with the form that answers it (None when it cannot be answered from here).
+
+    Attributes:
+        conversation: The session up to the pause (empty when not read, or nothing to show).
+        who: Who answered, as a person reads it (the key's label, else its id).
+    """
 
     ticket: LedgerTicket
     form: forms.AnswerForm | None
+    conversation: Sequence[Message] = ()
+    who: str = ""
+
+    @property
+    def purpose(self) -> str:
+        return self.form.purpose if self.form else self.ticket.kind
 
 
 def page(title: str, body: str, *, tenant: str | None = None, csrf: str | None = None) -> str:
@@ -59,8 +70,11 @@ def login(error: str | None = None, *, next_url: str = "/inbox") -> str:
 
 
 def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequence[str],
-          notice: str | None = None, more: str | None = None) -> str:
-    pending = "".join(_card(v, csrf, None, {}) for v in views) or (
+          notice: str | None = None, more: str | None = None,
+          history: Sequence[PauseView] = ()) -> str:
+    """The pending pauses (each with its conversation folded), a form to start a run, and the
+    recent decisions. ``#pending`` is what the script keeps live (``/inbox/events``)."""
+    pending = "".join(card(v, csrf) for v in views) or (
         '<p class="empty">Nothing is waiting for an answer.</p>')
     if more is not None:
         pending += f'<p class="more"><a href="/inbox?after={quote(more)}" rel="next">More</a></p>'
@@ -73,16 +87,24 @@ def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequenc
         f'<label>Agent<select name="agent">{agent_options}</select></label>'
         '<label>Message<input type="text" name="input" required '
         'value="Please refund order 42."></label><button type="submit">Run</button></form></details>')
+    decisions = pages_decisions.history([(v.ticket, v.purpose, v.who) for v in history])
     return page("Inbox", (
         f"<h1>Waiting for you <span class=\"count\">{len(views)}</span></h1>{note}"
-        f'<section id="pending" data-count="{len(views)}">{pending}</section>{starter}'),
-        tenant=tenant, csrf=csrf)
+        f'<section id="pending" data-count="{len(views)}" aria-live="polite">{pending}</section>'
+        f"{starter}{decisions}"), tenant=tenant, csrf=csrf)
 
 
 def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[str, Any]] = (),
-          submitted: Mapping[str, str] | None = None) -> str:
+          submitted: Mapping[str, str] | None = None, conflict: bool = False) -> str:
+    """One pause's page: its conversation open, then its form or what was decided.
+
+    Args:
+        conflict: The person's answer was refused because the pause was answered already (a
+            stale tab): say so above the decision that was applied.
+    """
     return page(f"{view.ticket.name}", (
-        '<p><a href="/inbox">← all pending</a></p>' + _card(view, csrf, errors, submitted or {})),
+        '<p><a href="/inbox">← all pending</a></p>'
+        + card(view, csrf, errors, submitted or {}, open_conversation=True, conflict=conflict)),
         tenant=tenant, csrf=csrf)
 
 
@@ -91,16 +113,22 @@ def problem(status: int, error: str, detail: str) -> str:
                            f'{escape(detail)}</p><p><a href="/inbox">Back to the inbox</a></p>')
 
 
-def _card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None,
-          submitted: Mapping[str, str]) -> str:
+def card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None = None,
+         submitted: Mapping[str, str] | None = None, *, open_conversation: bool = False,
+         conflict: bool = False) -> str:
+    """One pause's ``<article>``: what is asked, the conversation that led to it, and its form
+    while outstanding or what was decided once answered (the inbox's events send it too)."""
     ticket = view.ticket
     token = escape(ticket.token)
-    purpose = view.form.purpose if view.form else ticket.kind
+    purpose = view.purpose
     heading = {"approval": f"Approve <code>{escape(ticket.name)}</code>?",
                "ask_user": "A question"}.get(purpose, f"<code>{escape(ticket.name)}</code>")
     meta = (f'<p class="meta">session <code>{escape(ticket.session_id)}</code> · asked '
-            f"{_when(ticket.issued_at)} · expires {_when(ticket.expires_at)}</p>")
-    body = _question(ticket, purpose)
+            f"{pages_decisions.when(ticket.issued_at)} · expires "
+            f"{pages_decisions.when(ticket.expires_at)}</p>")
+    body = _context(view, open_conversation) + _question(ticket, purpose)
+    if conflict:
+        body += pages_decisions.conflict(ticket, view.who)
     if ticket.status == "outstanding" and view.form is not None:
         problems = "".join(f"<li>{escape('.'.join(map(str, e.get('loc') or [])) or 'answer')}: "
                            f"{escape(str(e.get('msg', '')))}</li>" for e in errors or ())
@@ -108,15 +136,27 @@ def _card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None
         body += (f'<form method="post" action="/inbox/pauses/{token}" class="answer '
                  f'purpose-{escape(purpose)}">{listed}'
                  f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
-                 f"{forms.render(view.form, submitted)}"
+                 f"{forms.render(view.form, submitted or {})}"
                  '<button type="submit" class="send">Send</button></form>')
     elif ticket.status == "outstanding":
         body += '<p class="hint">This pause cannot be answered from this service.</p>'
     else:
-        body += _outcome(ticket)
+        body += pages_decisions.applied(ticket, purpose, view.who)
     link = f'<a href="/inbox/pauses/{token}" class="permalink">link</a>'
-    return (f'<article class="pause" data-token="{token}" data-status="{escape(ticket.status)}">'
+    return (f'<article class="pause" data-token="{token}" data-pause-id="{escape(ticket.jti)}" '
+            f'data-status="{escape(ticket.status)}">'
             f"<h2><span>{heading}</span> {link}</h2>{meta}{body}</article>")
+
+
+def _context(view: PauseView, open_conversation: bool) -> str:
+    shown = pages_conversation.conversation(view.conversation,
+                                            paused_call=view.ticket.tool_call_id,
+                                            outstanding=view.ticket.status == "outstanding")
+    if not shown or open_conversation:
+        return shown
+    count = len(view.conversation)
+    return (f'<details class="context"><summary>The conversation so far ({count} message'
+            f'{"s" if count != 1 else ""})</summary>{shown}</details>')
 
 
 def _question(ticket: LedgerTicket, purpose: str) -> str:
@@ -130,25 +170,5 @@ def _question(ticket: LedgerTicket, purpose: str) -> str:
     return f'<pre class="question">{escape(_show(question))}</pre>'
 
 
-def _outcome(ticket: LedgerTicket) -> str:
-    outcome = ticket.outcome or {}
-    status = ticket.status
-    if status == "completed":
-        text = f"Completed: {outcome.get('output', '')}"
-    elif status == "paused_again":
-        text = "Answered. The turn stopped again to ask something else: see the inbox."
-    elif status == "failed":
-        text = f"Failed: {outcome.get('error', '')}"
-    elif status == "claimed":
-        text = "Answered; the turn is running (or stopped before it could record its outcome)."
-    else:
-        text = f"No longer answerable ({status})."
-    return f'<p class="outcome outcome-{escape(status)}" role="status">{escape(text)}</p>'
-
-
 def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
-def _when(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -46,6 +46,8 @@ class Service:
         sessions: The inbox's sign-ins, kept in the host's store (bound when the app starts), so
             every server on the database shares them and a restart signs nobody out.
         grace: Seconds a drain gives the runs still going before it cancels them.
+        stopped: Set when the drain starts: what long-lived responses (the inbox's event
+            stream) wait on, so that an open stream never holds a graceful stop up.
     """
 
     host: Host
@@ -55,6 +57,7 @@ class Service:
     webhooks: WebhookSender | None = None
     sessions: InboxSessions = field(default_factory=InboxSessions)
     grace: float = 30.0
+    stopped: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
     _drain: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     def base(self, request: Request) -> str:
@@ -68,6 +71,7 @@ class Service:
         """Start draining (once; later calls return the same task): refuse new runs from now on,
         give the runs going ``grace`` seconds, then cancel and await what is left."""
         if self._drain is None:
+            self.stopped.set()
             self._drain = asyncio.create_task(self.pump.drain(self.grace), name="symfonic-drain")
         return self._drain
 

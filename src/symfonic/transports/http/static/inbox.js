@@ -42,28 +42,96 @@
   }
   wire(document);
 
-  // Keep the pending list fresh while nobody is answering anything in it.
+  // Keep the page live: /inbox/events (Server-Sent Events) says when a pause of this tenant is
+  // stored or leaves the list (answered in another tab, by someone else, expired, revoked). The
+  // server renders every card (escaped); this script only moves them into place.
   const pending = document.getElementById("pending");
-  if (pending) {
-    const tokens = (el) => [...el.querySelectorAll("[data-token]")].map((a) => a.dataset.token).join(" ");
-    setInterval(async () => {
-      const busy = pending.querySelector("form[data-dirty], form[data-sent]") ||
-        pending.contains(document.activeElement);
-      if (document.hidden || busy) return;
-      try {
-        const response = await fetch("/inbox", { credentials: "same-origin" });
-        if (!response.ok) return;
-        const page = new DOMParser().parseFromString(await response.text(), "text/html");
-        const fresh = page.getElementById("pending");
-        if (!fresh || tokens(fresh) === tokens(pending)) return;
-        pending.replaceChildren(...[...fresh.childNodes].map((n) => document.importNode(n, true)));
-        pending.dataset.count = fresh.dataset.count;
-        const count = document.querySelector("h1 .count");
-        if (count) count.textContent = fresh.dataset.count;
-        wire(pending);
-      } catch (_) {
-        // the server is restarting, or we are offline: try again on the next tick
+  const parse = (html) => new DOMParser().parseFromString(html, "text/html").body.firstElementChild;
+  const cardOf = (id) => pending && pending.querySelector(`article.pause[data-pause-id="${CSS.escape(id)}"]`);
+  const busy = (card) => card.querySelector("form[data-dirty], form[data-sent]") || card.contains(document.activeElement);
+
+  function recount() {
+    const count = pending.querySelectorAll('article.pause[data-status="outstanding"]').length;
+    pending.dataset.count = String(count);
+    const badge = document.querySelector("h1 .count");
+    if (badge) badge.textContent = String(count);
+    const empty = pending.querySelector(":scope > .empty");
+    if (count && empty) empty.remove();
+    if (!count && !empty && !pending.querySelector("article.pause")) {
+      const note = document.createElement("p");
+      note.className = "empty";
+      note.textContent = "Nothing is waiting for an answer.";
+      pending.prepend(note);
+    }
+  }
+
+  function added(data) {
+    if (cardOf(data.id)) return;
+    const card = document.importNode(parse(data.html), true);
+    card.classList.add("arrived");
+    const more = pending.querySelector(":scope > .more");
+    pending.insertBefore(card, more);
+    wire(card);
+    recount();
+  }
+
+  function gone(data) {
+    const card = cardOf(data.id);
+    if (card) {
+      if (busy(card) && data.card) {
+        // Someone answered what this person is answering: show them what was applied instead.
+        const now = document.importNode(parse(data.card), true);
+        now.classList.add("answered-elsewhere");
+        const note = document.createElement("p");
+        note.className = "conflict";
+        note.setAttribute("role", "alert");
+        note.textContent = "This pause was answered elsewhere while you were answering it; " +
+          "your answer was not sent. What was applied:";
+        (now.querySelector(".decision, .outcome") || now.lastElementChild).before(note);
+        card.replaceWith(now);
+      } else {
+        card.remove();
       }
-    }, 2000);
+      recount();
+    }
+    if (data.row) {
+      const history = document.getElementById("history");
+      if (!history || history.querySelector(`[data-token="${CSS.escape(data.token)}"]`)) return;
+      let list = history.querySelector("ol.decisions");
+      if (!list) {
+        list = document.createElement("ol");
+        list.className = "decisions";
+        history.querySelector(".empty")?.replaceWith(list);
+      }
+      list.prepend(document.importNode(parse(`<ol>${data.row}</ol>`).firstElementChild, true));
+    }
+  }
+
+  async function reread() {
+    // The page was rendered before the stream opened and missed something: read it again.
+    const response = await fetch("/inbox", { credentials: "same-origin" });
+    if (!response.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+    for (const card of fresh.querySelectorAll("#pending article.pause")) {
+      if (!cardOf(card.dataset.pauseId)) added({ id: card.dataset.pauseId, html: card.outerHTML });
+    }
+  }
+
+  // Only the first page is live: the stream follows the first page's worth of pauses.
+  if (pending && window.EventSource && !new URLSearchParams(location.search).has("after")) {
+    const source = new EventSource("/inbox/events");
+    const on = (name, handle) => source.addEventListener(name, (event) => handle(JSON.parse(event.data)));
+    on("snapshot", (data) => {
+      const live = new Set(data.pending);
+      for (const card of pending.querySelectorAll('article.pause[data-status="outstanding"]')) {
+        if (!live.has(card.dataset.pauseId) && !busy(card)) card.remove();
+      }
+      recount();
+      if (data.pending.some((id) => !cardOf(id))) reread().catch(() => {});
+    });
+    on("pause", added);
+    on("gone", gone);
+    on("signed_out", () => { source.close(); location.reload(); });
+    document.documentElement.dataset.live = "1";  // for tests and styles: the stream is wired
   }
 })();

@@ -1,0 +1,151 @@
+"""What was decided on a pause, as the inbox shows it: the decision applied, who, when, and what
+came of it; and the list of a tenant's recent decisions.
+
+The decision shown is the one the ledger stored with the claim (``LedgerTicket.decision``), i.e.
+what was *applied* to the paused call, not what a form last held: an edited amount shows the
+edited value, and a person whose tab was stale sees the decision someone else made.
+
+**A rejection must not look like a success.** After a rejection the turn usually *completes*
+(the model reads the refusal and answers), so "Completed" alone would read as "it was done". A
+rejection is therefore shown first, as ``Rejected: <reason>`` in its own style, and the turn's
+output after it in a neutral style, as the agent's reply rather than as an outcome. The reason is
+read back from the refusal the model was given (the core's wording: ``... Reason: <reason>``);
+for an approval, an answered (rather than approved) decision is only ever a rejection.
+
+Who answered is stored as the answering API key's id (the inbox's: the key its session signed in
+with); the inbox shows the key's label when the key is still known, else the id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+
+from symfonic.platform.tickets import LedgerTicket
+
+REJECTED_PREFIX = "Reason: "
+
+
+def decision(ticket: LedgerTicket, purpose: str) -> tuple[str, str]:
+    """``(kind, text)`` of the decision applied: kind is ``approved``, ``edited``, ``rejected``,
+    ``answered`` or ``none`` (nothing stored: unanswered, or answered before decisions were
+    kept)."""
+    applied = ticket.decision
+    if not applied:
+        return "none", ""
+    if applied.get("kind") == "approved":
+        arguments = applied.get("arguments") or {}
+        asked = ticket.question if isinstance(ticket.question, dict) else {}
+        edits = [f"{k} {_show(asked.get(k))} → {_show(v)}" for k, v in arguments.items()
+                 if asked.get(k) != v]
+        edits += [f"{k} removed" for k in asked if k not in arguments]
+        if edits:
+            return "edited", f"Approved with edits: {', '.join(edits)}"
+        return "approved", "Approved"
+    content = str(applied.get("content", ""))
+    if purpose == "approval":
+        reason = content.rpartition(REJECTED_PREFIX)[2] if REJECTED_PREFIX in content else content
+        return "rejected", f"Rejected: {reason}"
+    return "answered", f"Answered: {content}"
+
+
+def applied(ticket: LedgerTicket, purpose: str, who: str) -> str:
+    """The answered pause's block: its decision, who and when, then what came of it."""
+    kind, text = decision(ticket, purpose)
+    parts = []
+    if kind != "none":
+        parts.append(f'<p class="decision decision-{kind}" data-decision="{kind}">'
+                     f"{escape(text)}</p>")
+    if ticket.answered_at is not None and ticket.status not in ("expired", "revoked"):
+        parts.append(f'<p class="meta answered">answered by <strong>'
+                     f"{escape(who)}</strong> · {when(ticket.answered_at)}</p>")
+    parts.append(outcome(ticket, after_rejection=kind == "rejected"))
+    return "".join(parts)
+
+
+def outcome(ticket: LedgerTicket, *, after_rejection: bool = False) -> str:
+    result = ticket.outcome or {}
+    status = ticket.status
+    if status == "completed":
+        text = (f"The agent replied: {result.get('output', '')}" if after_rejection
+                else f"Completed: {result.get('output', '')}")
+    elif status == "paused_again":
+        text = "Answered. The turn stopped again to ask something else: see the inbox."
+    elif status == "failed":
+        text = f"Failed: {result.get('error', '')}"
+    elif status == "claimed":
+        text = "Answered; the turn is running (or stopped before it could record its outcome)."
+    elif status == "interrupted":
+        text = "Answered, but the turn was interrupted before it ended: it can be recovered."
+    else:
+        text = f"No longer answerable ({status})."
+    extra = " after-rejection" if after_rejection else ""
+    return (f'<p class="outcome outcome-{escape(status)}{extra}" role="status">'
+            f"{escape(text)}</p>")
+
+
+def conflict(ticket: LedgerTicket, who: str) -> str:
+    """Why an answer was refused because the pause was answered already, and what was applied."""
+    by = f" by {who}" if ticket.answered_at is not None else ""
+    at = f" at {when(ticket.answered_at)}" if ticket.answered_at is not None else ""
+    return (f'<p class="conflict" role="alert" data-error="pause_already_resumed">This pause was '
+            f"already answered{escape(by)}{at}, in another tab or by someone else; your answer "
+            f"was not applied. What was applied:</p>")
+
+
+def history(rows: Sequence[tuple[LedgerTicket, str, str]]) -> str:
+    """The recent decisions: ``(ticket, purpose, who)``, the latest answer first."""
+    if not rows:
+        return ('<section id="history" aria-label="Recent decisions"><h2>Recent decisions</h2>'
+                '<p class="empty">No pause has been answered yet.</p></section>')
+    listed = "".join(row(t, purpose, who) for t, purpose, who in rows)
+    return ('<section id="history" aria-label="Recent decisions"><h2>Recent decisions</h2>'
+            f'<ol class="decisions">{listed}</ol></section>')
+
+
+def row(ticket: LedgerTicket, purpose: str, who: str) -> str:
+    """One recent decision: what was asked, the decision, who, when, what came of it."""
+    kind, text = decision(ticket, purpose)
+    asked = {"approval": f"Approve {ticket.name}?", "ask_user": "A question"}.get(
+        purpose, ticket.name)
+    question = ticket.question
+    if purpose == "ask_user" and isinstance(question, dict):
+        detail = str(question.get("question", ""))
+    elif isinstance(question, dict):
+        detail = ", ".join(f"{k}={_show(v)}" for k, v in question.items())
+    else:
+        detail = _show(question)
+    short = outcome_line(ticket)
+    answered = "" if ticket.answered_at is None else when(ticket.answered_at)
+    return (f'<li class="decision-row" data-token="{escape(ticket.token)}" '
+            f'data-decision="{kind}"><a href="/inbox/pauses/{escape(ticket.token)}">'
+            f'{escape(asked)}</a> <span class="asked">{escape(_clip(detail, 120))}</span>'
+            f'<span class="decision decision-{kind}">{escape(_clip(text, 160) or "—")}</span>'
+            f'<span class="meta">by {escape(who)} · {answered} · '
+            f'<span class="status status-{escape(ticket.status)}">{escape(short)}</span>'
+            "</span></li>")
+
+
+def outcome_line(ticket: LedgerTicket) -> str:
+    result = ticket.outcome or {}
+    if ticket.status == "completed":
+        return _clip(f"completed: {result.get('output', '')}", 120)
+    if ticket.status == "failed":
+        return _clip(f"failed: {result.get('error', '')}", 120)
+    return {"paused_again": "asked again", "claimed": "running",
+            "interrupted": "interrupted"}.get(ticket.status, ticket.status)
+
+
+def when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
