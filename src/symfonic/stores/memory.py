@@ -22,6 +22,7 @@ from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.sign_ins import SignIn
+from symfonic.services.tasks import FINAL_TASK_STATES, TaskPage, TaskRecord, TaskState
 from symfonic.services.turn_state import TurnState
 
 
@@ -36,6 +37,7 @@ class MemoryStore:
         self._outbox: dict[str, OutboxEntry] = {}
         self._keys: dict[str, KeyRecord] = {}
         self._sign_ins: dict[str, SignIn] = {}
+        self._tasks: dict[str, TaskRecord] = {}
 
     # transcripts
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -239,6 +241,32 @@ class MemoryStore:
         for digest in expired:
             del self._sign_ins[digest]
         return len(expired)
+
+    # A2A tasks
+    async def add_task(self, task: TaskRecord) -> bool:
+        return self._tasks.setdefault(task.id, task) is task
+
+    async def get_task(self, task_id: str) -> TaskRecord | None:
+        return self._tasks.get(task_id)
+
+    async def update_task(self, task_id: str, *, state: TaskState, now: float,
+                          pause_id: str | None = None,
+                          result: dict[str, Any] | None = None) -> bool:
+        task = self._tasks.get(task_id)
+        if task is None or task.state in FINAL_TASK_STATES:
+            return False
+        self._tasks[task_id] = dataclasses.replace(
+            task, state=state, updated_at=now, pause_id=pause_id or task.pause_id,
+            result=task.result if result is None else result)
+        return True
+
+    async def list_tasks(self, scope: Scope, agent: str, *, context_id: str | None = None,
+                         limit: int = 50, after: TaskPage | None = None) -> list[TaskRecord]:
+        found = sorted((t for t in self._tasks.values() if t.scope == scope and t.agent == agent
+                        and context_id in (None, t.context_id)
+                        and (after is None or (t.created_at, t.id) < after)),
+                       key=lambda t: (t.created_at, t.id), reverse=True)
+        return found[:limit]
 
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""

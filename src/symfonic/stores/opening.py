@@ -16,15 +16,16 @@ from symfonic.services.keys import KeyStore
 from symfonic.services.ledger import PauseLedger
 from symfonic.services.outbox import Outbox
 from symfonic.services.sign_ins import SignInStore
+from symfonic.services.tasks import TaskStore
 
 DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
 URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 
 
 class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Outbox, KeyStore,
-            SignInStore, Protocol):
+            SignInStore, TaskStore, Protocol):
     """Every port over one database, so that a pause (and its notifications) commits once (and
-    the API keys and inbox sign-ins every server on it shares)."""
+    the API keys, inbox sign-ins and A2A tasks every server on it shares)."""
 
     async def close(self) -> None: ...
 

@@ -36,6 +36,7 @@ from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql, sql_accounts
+from symfonic.stores.sql_tasks import PostgresTasks
 
 try:
     import psycopg
@@ -57,8 +58,9 @@ _S = {name: sql.to_format_style(getattr(sql, name)) for name in (
     "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")}
 
 
-class PostgresStore:
-    """Every port over one PostgreSQL database, through a pool."""
+class PostgresStore(PostgresTasks):
+    """Every port over one PostgreSQL database, through a pool (the A2A tasks' through
+    :class:`PostgresTasks`)."""
 
     def __init__(self, pool: AsyncConnectionPool[Connection], *, timeout: float = 5.0) -> None:
         self._pool = pool

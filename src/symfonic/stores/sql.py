@@ -82,6 +82,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_outbox_delivered ON symfonic_outbox (delivered_at)
             WHERE delivered_at IS NOT NULL""",
     ),
+    (
+        """CREATE TABLE symfonic_a2a_tasks (
+            id TEXT PRIMARY KEY, scope TEXT NOT NULL, agent TEXT NOT NULL,
+            context_id TEXT NOT NULL, state TEXT NOT NULL, pause_id TEXT, result TEXT,
+            created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)""",
+        """CREATE INDEX symfonic_a2a_tasks_by_scope
+            ON symfonic_a2a_tasks (scope, agent, created_at, id)""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -89,7 +97,8 @@ the outbox, notifications written with the pause they announce (partial indexes 
 poll reading only pending rows, however many were delivered). Version 4: API keys (digests only),
 shared by every server on the database. Version 5: who answered a pause, the recent decisions'
 index, and the inbox's sign-ins, shared by every server too. Version 6: delivered outbox entries
-indexed by delivery time, so pruning old ones reads only those."""
+indexed by delivery time, so pruning old ones reads only those. Version 7: A2A tasks (the task id
+a client holds, its tenant, agent, session and pause; :mod:`symfonic.stores.sql_tasks`)."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"

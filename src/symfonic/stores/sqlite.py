@@ -31,6 +31,7 @@ from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql, sql_accounts
+from symfonic.stores.sql_tasks import SQLiteTasks
 
 T = TypeVar("T")
 INLINE_ROWS = 256
@@ -38,8 +39,8 @@ INLINE_ROWS = 256
 Synchronous = Literal["FULL", "NORMAL", "EXTRA"]
 
 
-class SQLiteStore:
-    """Every port over one SQLite file."""
+class SQLiteStore(SQLiteTasks):
+    """Every port over one SQLite file (the A2A tasks' through :class:`SQLiteTasks`)."""
 
     def __init__(self, path: str | Path, *, synchronous: Synchronous = "FULL",
                  busy_timeout: float = 60.0) -> None:

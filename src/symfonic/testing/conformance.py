@@ -20,15 +20,16 @@ from symfonic.testing.accounts_conformance import AccountsConformance
 from symfonic.testing.keys_conformance import KeysConformance
 from symfonic.testing.outbox_conformance import OutboxConformance
 from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue, tail
+from symfonic.testing.tasks_conformance import TasksConformance
 
 __all__ = ["ACME", "GLOBEX", "NOW", "StoreConformance", "pause_issue", "tail"]
 
 
-class StoreConformance(OutboxConformance, KeysConformance, AccountsConformance):
+class StoreConformance(OutboxConformance, KeysConformance, AccountsConformance, TasksConformance):
     """Behaviours shared by every store; ``store`` is a fixture the subclass provides. The
-    outbox's (:class:`OutboxConformance`), the API keys' (:class:`KeysConformance`) and the
-    sign-ins' and recent decisions' (:class:`AccountsConformance`) are part of it: every store is
-    an outbox, a key store and a sign-in store too."""
+    outbox's (:class:`OutboxConformance`), the API keys' (:class:`KeysConformance`), the
+    sign-ins' and recent decisions' (:class:`AccountsConformance`) and the A2A tasks'
+    (:class:`TasksConformance`) are part of it: every store is all of those too."""
 
     # transcripts
     async def test_append_then_load_in_order(self, store: Any) -> None:

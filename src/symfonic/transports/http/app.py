@@ -11,6 +11,7 @@ and the runs of requests still in flight are covered by it too.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -47,6 +48,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         manage_host: Start the host's store with the app and close it at shutdown.
         grace: Seconds a shutdown gives the runs still going before cancelling them; new runs
             are refused (503) from the moment the shutdown starts.
+
+    With the ``[a2a]`` extra installed, every agent is also served over A2A at ``/a2a/{agent}``
+    (:func:`symfonic.transports.a2a.mount_a2a`), with the same keys; without it, nothing of A2A
+    is imported.
     """
     service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace)
     poster = _HttpxPoster() if webhooks is not None else None
@@ -106,6 +111,11 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     docs_ui.install(app)
     app.mount(pages.STATIC, StaticFiles(packages=[("symfonic.transports.http", "static")]),
               name="inbox-static")
+    if importlib.util.find_spec("a2a") is not None:
+        # After the lifespan is set: the mount wraps it, so A2A turns drain before the host closes.
+        from symfonic.transports.a2a import mount_a2a
+
+        mount_a2a(app, host, api_keys, public_url=public_url, grace=grace)
     return app
 
 

@@ -1,0 +1,112 @@
+"""``mount_a2a``: every agent of a host over A2A, on the official ``a2a-sdk``'s bindings.
+
+For each agent the host serves, under ``/a2a/{agent}``:
+
+- ``POST /a2a/{agent}``: the JSON-RPC binding (the SDK's dispatcher);
+- ``/a2a/{agent}/message:send``, ``/tasks/{id}``, ...: the HTTP+JSON binding (the SDK's routes;
+  its ``/{tenant}/...`` variants are left out: the tenant is the API key's, never a path's);
+- ``GET /a2a/{agent}/.well-known/agent-card.json``: the public agent card (:mod:`.card`).
+
+Every route but the card takes an API key of the HTTP API (``Authorization: Bearer sfk_...``);
+without a valid one the answer is a plain 401 before any A2A processing. The key's tenant is the
+scope of everything the call does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from a2a.server.context import ServerCallContext
+from a2a.server.routes import DefaultServerCallContextBuilder, create_jsonrpc_routes, create_rest_routes
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from symfonic import Host
+from symfonic.transports.a2a.card import card_response
+from symfonic.transports.a2a.handler import KEY, SymfonicRequestHandler
+from symfonic.transports.a2a.runs import Runs
+from symfonic.transports.http.auth import ApiKeys
+
+PREFIX = "/a2a"
+_KEY_SCOPE = "symfonic.a2a.key"
+
+
+def mount_a2a(app: Starlette, host: Host, keys: ApiKeys, *, public_url: str | None = None,
+              grace: float = 5.0) -> Starlette:
+    """Mount A2A for every agent of ``host`` on ``app`` (a FastAPI or Starlette app), at
+    ``/a2a/{agent}``; returns the mounted sub-application.
+
+    Args:
+        keys: The API keys of the HTTP API (``create_app``'s); bound to the store by its app.
+        public_url: Where clients reach the service, for the card's interface URLs; else the
+            address each request reached.
+        grace: Seconds a shutdown gives the A2A turns still running before cancelling them.
+    """
+    runs = Runs(grace)
+    routes: list[BaseRoute] = []
+    for name, spec in sorted(host.specs.items()):
+        handler = SymfonicRequestHandler(host=host, agent=name, runs=runs)
+        routes.append(Route(f"/{name}{AGENT_CARD_WELL_KNOWN_PATH}",
+                            card_response(spec, public_url), methods=["GET"]))
+        routes += create_jsonrpc_routes(handler, rpc_url=f"/{name}", context_builder=_Context())
+        routes += [route for route in create_rest_routes(handler, context_builder=_Context(),
+                                                         path_prefix=f"/{name}")
+                   if not isinstance(route, Mount)]
+    a2a = Starlette(routes=routes)
+    app.mount(PREFIX, _Authenticated(a2a, keys), name="a2a")
+    _drain_on_shutdown(app, runs)
+    return a2a
+
+
+class _Context(DefaultServerCallContextBuilder):
+    """The SDK's call context, with the key the request authenticated with."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        context.state[KEY] = request.scope[_KEY_SCOPE]
+        return context
+
+
+class _Authenticated:
+    """401 for a request without a valid key (the agent cards are public)."""
+
+    def __init__(self, app: ASGIApp, keys: ApiKeys) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].endswith(AGENT_CARD_WELL_KNOWN_PATH):
+            await self.app(scope, receive, send)
+            return
+        headers: Mapping[str, str] = Request(scope).headers
+        scheme, _, secret = headers.get("authorization", "").partition(" ")
+        key = self.keys.authenticate(secret.strip()) if scheme.lower() == "bearer" else None
+        if key is None:
+            response: Response = JSONResponse(
+                {"error": "unauthorized", "detail": "send a valid API key: Authorization: Bearer "
+                 "sfk_..."}, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="symfonic"'})
+            await response(scope, receive, send)
+            return
+        scope[_KEY_SCOPE] = key
+        await self.app(scope, receive, send)
+
+
+def _drain_on_shutdown(app: Starlette, runs: Runs) -> None:
+    """Give the A2A runs their grace inside the app's lifespan, before it closes the host."""
+    original = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(inner: Any) -> AsyncIterator[Any]:
+        async with original(inner) as state:
+            try:
+                yield state
+            finally:
+                await runs.drain()
+
+    app.router.lifespan_context = lifespan
