@@ -113,6 +113,25 @@ def test_an_interrupted_pause_is_listed_and_recovered_once(tmp_path: Path) -> No
     refused(symfonic(tmp_path, "pauses", "recover", token, check=False), 4, "PauseAlreadyResumed")
 
 
+def test_sweep_marks_expired_pauses_and_lapsed_claims(tmp_path: Path) -> None:
+    expired = token_in(symfonic(tmp_path, "run", "refund order 42", "--tenant", "acme").stdout)
+    lapsed = token_in(symfonic(tmp_path, "run", "refund order 42", "--tenant", "acme",
+                               "--session", "other").stdout)
+    live = token_in(symfonic(tmp_path, "run", "refund order 42", "--tenant", "globex").stdout)
+    assert len({expired, lapsed, live}) == 3
+    with sqlite3.connect(tmp_path / ".symfonic" / "symfonic.db") as db:
+        ids = [row[0] for row in db.execute("SELECT jti FROM symfonic_pauses ORDER BY issued_at")]
+        db.execute("UPDATE symfonic_pauses SET expires_at = 1 WHERE jti = ?", (ids[0],))
+        db.execute("UPDATE symfonic_pauses SET status = 'claimed', claimed_at = 1, "
+                   "lease_expires_at = 2 WHERE jti = ?", (ids[1],))
+    assert symfonic(tmp_path, "pauses", "sweep").stdout.strip() == "swept 2 pauses"
+    with sqlite3.connect(tmp_path / ".symfonic" / "symfonic.db") as db:
+        statuses = [row[0] for row in db.execute(
+            "SELECT status FROM symfonic_pauses ORDER BY issued_at")]
+    assert statuses == ["expired", "interrupted", "outstanding"]
+    assert symfonic(tmp_path, "pauses", "sweep").stdout.strip() == "swept 0 pauses"
+
+
 def test_help_shows_extras_and_the_exit_codes_literally(tmp_path: Path) -> None:
     keys = symfonic(tmp_path, "keys", "--help").stdout
     assert "symfonic[http]" in keys and "Exit codes:" in keys

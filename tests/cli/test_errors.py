@@ -172,3 +172,9 @@ def test_a_new_project_over_a_non_empty_directory_is_refused(workdir: Path) -> N
     refused(symfonic(workdir, "new", "desk", "--model", "gpt-5", check=False), 2,
             "--model 'gpt-5' is not provider:model")
     assert not (workdir / "desk").exists()
+
+
+def test_a_public_url_that_is_no_http_url(workdir: Path) -> None:
+    done = symfonic(workdir, "serve", "--port", "0", "--public-url", "agents.example.com",
+                    check=False)
+    refused(done, 3, "--public-url 'agents.example.com' is not an http(s) URL")

@@ -1,4 +1,5 @@
-"""``symfonic pauses``: list a tenant's pauses, show one, revoke one, recover an interrupted one.
+"""``symfonic pauses``: list a tenant's pauses, show one, revoke one, recover an interrupted one,
+sweep the expired ones.
 
 Times print in ISO 8601, UTC (``2025-01-31T09:30:00Z``), the same in every command.
 """
@@ -95,3 +96,15 @@ def pauses_revoke(token: str, app_target: AppOption = None, url: UrlOption = Non
 
     revoked = act(work, app_target, url)
     console.print("revoked" if revoked else "not outstanding: nothing to revoke", markup=False)
+
+
+@pauses_app.command("sweep", epilog=EPILOG)
+def pauses_sweep(app_target: AppOption = None, url: UrlOption = None) -> None:
+    """Mark pauses past their expiry expired, and claims whose lease lapsed interrupted (for
+    every tenant): run it from a scheduler, e.g. every minute."""
+
+    async def work(host: Host) -> int:
+        return await host.sweep_expired()
+
+    changed = act(work, app_target, url)
+    console.print(f"swept {changed} pause{'' if changed == 1 else 's'}", markup=False)

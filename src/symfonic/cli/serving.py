@@ -25,6 +25,7 @@ import socket
 import time
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 
@@ -45,12 +46,21 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
               help="Seconds a stop (SIGTERM, Ctrl-C) lets running turns finish before cancelling "
                    "them (default: $SYMFONIC_SHUTDOWN_GRACE, else 30).", min=0)] = None,
           reload: Annotated[bool, typer.Option(
-              "--reload", help="Restart on code changes (development).")] = False) -> None:
+              "--reload", help="Restart on code changes (development).")] = False,
+          public_url: Annotated[str | None, typer.Option(
+              "--public-url", envvar="SYMFONIC_PUBLIC_URL",
+              help="Where clients reach the service (e.g. https://agents.example.com behind a load "
+                   "balancer), for the links in tickets, webhooks and the A2A card.")] = None) -> None:
     """Serve the HTTP API and the inbox page (needs pip install 'symfonic[http]')."""
     try:
         from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
     except ImportError as missing:
         fail(Exit.CONFIGURATION, f"serve needs the HTTP extra ({missing}): {HTTP_EXTRA}")
+    if public_url is not None:
+        parts = urlsplit(public_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            fail(Exit.CONFIGURATION, f"--public-url {public_url!r} is not an http(s) URL: pass "
+                 "e.g. https://agents.example.com")
     ensure_free(host, port)
     with plainly():
         served = asyncio.run(_checked_host(app_target, url))
@@ -62,7 +72,7 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     if reload:
         _serve_reloading(served, app_target, host=host, port=port, grace=grace)
     else:
-        run_server(served, host=host, port=port, grace=grace)
+        run_server(served, host=host, port=port, grace=grace, public_url=public_url)
 
 
 async def _checked_host(target: str | None, url: str | None) -> Host:

@@ -74,7 +74,8 @@ class DrainingServer(uvicorn.Server):
         await super().shutdown(sockets=sockets)
 
 
-def run_server(app_host: Host, *, host: str, port: int, grace: float | None = None) -> None:
+def run_server(app_host: Host, *, host: str, port: int, grace: float | None = None,
+               public_url: str | None = None) -> None:
     """Serve ``app_host``'s agents until stopped, after printing the inbox URL and a key.
 
     The caller composes the host (the CLI uses the example support agent unless told otherwise);
@@ -82,6 +83,9 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
 
     Args:
         grace: Seconds a stop gives the runs going (``$SYMFONIC_SHUTDOWN_GRACE``, else 30).
+        public_url: Where clients reach the service (behind a load balancer or a proxy), for the
+            links in tickets, webhooks, the A2A card and what is printed; else the listening
+            address.
 
     Raises:
         ValueError: the webhook or grace configuration is wrong.
@@ -89,7 +93,7 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
-    public_url = f"http://{_reachable(host)}:{port}"
+    public_url = (public_url or "").rstrip("/") or f"http://{_reachable(host)}:{port}"
     key = keys.issue(DEMO_TENANT, label=f"{DEVELOPMENT_LABEL} {public_url}", replace=True,
                      until_stopped=True)
     app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace)

@@ -1,0 +1,30 @@
+"""``symfonic serve --public-url``: behind a load balancer, the links the service hands out name
+the address clients reach, not the one it listens on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from tests.cli.helpers import Server
+from tests.http.helpers import free_port
+
+PUBLIC = "https://agents.example.com"
+
+
+def test_links_name_the_public_address(tmp_path: Path) -> None:
+    port = free_port()
+    server = Server(tmp_path, "serve", "--port", str(port), env={"SYMFONIC_PUBLIC_URL": PUBLIC})
+    try:
+        inbox = server.wait_for(r"inbox:\s+(\S+)#key=(sfk_\S+)")
+        assert inbox.group(1) == f"{PUBLIC}/inbox"
+        server.wait_for("Uvicorn running on")
+        started = httpx.post(f"http://127.0.0.1:{port}/v1/agents/support/runs", timeout=30,
+                             headers={"Authorization": f"Bearer {inbox.group(2)}"},
+                             json={"input": "Please refund order 42."})
+        assert started.status_code == 200, started.text
+        interrupt = started.json()["interrupt"]
+        assert interrupt["resume_url"].startswith(f"{PUBLIC}/v1/pauses/"), interrupt
+    finally:
+        assert server.stop() in (0, 130), server.output
