@@ -50,13 +50,13 @@ def test_a_pause_made_by_one_process_is_resumed_by_another_once(tmp_path: Path) 
     assert len(refund_entries(tmp_path)) == 1
 
 
-def test_the_refunds_log_names_the_run_and_the_approved_call(tmp_path: Path) -> None:
+def test_the_refunds_log_names_the_run_the_pause_and_the_approved_call(tmp_path: Path) -> None:
     paused = symfonic(tmp_path, "run", "refund order 42")
     run = re.search(r"run: (\S+)  pause: (\S+)  call: (\S+)", paused.stdout)
     assert run, paused.stdout
     symfonic(tmp_path, "resume", token_in(paused.stdout), "y")
     [entry] = refund_entries(tmp_path)
-    assert (entry["run"], entry["call"]) == (run.group(1), run.group(3))
+    assert (entry["run"], entry["pause"], entry["call"]) == run.groups()
     assert entry["key"] == f"{run.group(1)}:{run.group(3)}"
     shown = symfonic(tmp_path, "pauses", "show", token_in(paused.stdout))
     assert f'"pause": "{run.group(2)}"' in shown.stdout and f'"call": "{run.group(3)}"' in shown.stdout

@@ -125,9 +125,10 @@ ServerFactory = Callable[..., LiveServer]
 
 
 def refund_lines(path: Path) -> list[dict[str, Any]]:
-    """The refunds that ran, without what names each one's turn and call (idempotency key, run, call)."""
+    """The refunds that ran, without what names each one's turn, pause and call."""
     lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return [{k: v for k, v in line.items() if k not in ("key", "run", "call")} for line in lines]
+    return [{k: v for k, v in line.items() if k not in ("key", "run", "call", "pause")}
+            for line in lines]
 
 
 

@@ -6,8 +6,9 @@ another exactly as a real model would continue it.
 
 Refunds are appended to a ledger file (``SYMFONIC_DEMO_REFUNDS``, default
 ``.symfonic/refunds.log``), one JSON line per refund naming the turn (``run``, its root run), the
-call a person approved (``call``, the paused call: ``symfonic pauses show`` prints it) and the
-idempotency ``key`` made of both, so "an approved refund ran exactly once" can be read off.
+pause whose answer let it run (``pause``, its ``interrupt_id``, as ``symfonic pauses show``
+prints it), the call a person approved (``call``) and the idempotency ``key`` made of the turn and
+the call, so "an approved refund ran exactly once" can be read off.
 
 :func:`app` is the example as an app, the one the ``symfonic`` command acts on when no other is
 named (``--app``, ``$SYMFONIC_APP``, ``[tool.symfonic] app``).
@@ -57,7 +58,8 @@ def issue_refund(order_id: int, amount: float) -> str:
     entry: dict[str, object] = {"order_id": order_id, "amount": amount}
     with contextlib.suppress(LookupError):  # called as a tool, it knows its call
         call = current_invocation()
-        entry.update(key=call.idempotency_key, run=call.request.root_run_id, call=call.call_id)
+        entry.update(key=call.idempotency_key, run=call.request.root_run_id, call=call.call_id,
+                     pause=call.request.resumed_from)
     with path.open("a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(entry) + "\n")
     return f"Refunded {amount:.2f} on order {order_id}."

@@ -29,6 +29,8 @@ class TurnRequest:
         session_id: The conversation the turn belongs to.
         thread_id: The line of the conversation; equal to the session unless a host says otherwise.
         scope: The tenant the agent is bound to.
+        resumed_from: The pause this run resumes (its ledger id, ``interrupt_id``); None for the
+            run that started the turn. A tool can name it, so a log says which answer it ran on.
     """
 
     run_id: str
@@ -36,6 +38,7 @@ class TurnRequest:
     session_id: str
     thread_id: str
     scope: Scope
+    resumed_from: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

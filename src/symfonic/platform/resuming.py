@@ -191,7 +191,8 @@ class LedgerContinuation:
         spec = interaction_spec(agent, record.name)
         decision = project(spec, call, spec.check_answer(answer))
         request = TurnRequest(run_id=uuid.uuid4().hex, root_run_id=state.root_run_id,
-                              session_id=state.session_id, thread_id=state.thread_id, scope=scope)
+                              session_id=state.session_id, thread_id=state.thread_id, scope=scope,
+                              resumed_from=claims.jti)
         turn = prepare_turn(agent, request, resumed_from=claims.jti)
 
         # The history up to the pause was committed with it and can never change, so it is read
@@ -249,7 +250,8 @@ class LedgerContinuation:
         history = await self._transcripts.load(scope, state.session_id)
         resume = recovered_round(agent, state, call, record.decision, history)
         request = TurnRequest(run_id=uuid.uuid4().hex, root_run_id=state.root_run_id,
-                              session_id=state.session_id, thread_id=state.thread_id, scope=scope)
+                              session_id=state.session_id, thread_id=state.thread_id, scope=scope,
+                              resumed_from=claims.jti)
         turn = prepare_turn(agent, request, resumed_from=claims.jti)
         claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
         if not claim.won:
