@@ -14,9 +14,12 @@ from symfonic import Host
 from symfonic.examples.support import support_agent
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys, create_app
+from symfonic.transports.webhooks import WebhookConfig
 from tests.http.helpers import SECRET, LiveServer, Served, loopback_socket
 
-StartA2A = Callable[[], LiveServer]
+StartA2A = Callable[..., LiveServer]
+"""``start(webhooks=None)``: a live service; with a webhook config, it delivers push
+notifications."""
 Connect = Callable[..., Awaitable[Client]]
 
 
@@ -41,14 +44,14 @@ def start(database: str, clock: ManualClock, refunds: Path) -> Iterator[StartA2A
     running: list[Served] = []
     secrets: dict[str, str] = {}
 
-    def start_one() -> LiveServer:
+    def start_one(webhooks: WebhookConfig | None = None) -> LiveServer:
         sock = loopback_socket()
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         host = Host.open(database, agents=[support_agent()], secret=SECRET, clock=clock)
         keys = ApiKeys()
         if not secrets:
             secrets.update(acme=keys.issue("acme"), globex=keys.issue("globex"))
-        app = create_app(host, keys, public_url=url, grace=5)  # A2A is mounted with the extra
+        app = create_app(host, keys, webhooks, public_url=url, grace=5)  # A2A is mounted too
         served = Served(app, sock)
         running.append(served)
         return LiveServer(served=served, host=host, keys=keys, clock=clock, secrets=dict(secrets))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
+from contextlib import closing
 from typing import Any
 
 from a2a.client import Client
@@ -37,3 +39,19 @@ def question_data(task: Task) -> dict[str, Any]:
     data = json_format.MessageToDict(parts[0].data)
     assert isinstance(data, dict)
     return data
+
+
+def push_rows(database: str) -> list[dict[str, Any]]:
+    """The outbox's A2A push notifications, oldest first, as another process reads them."""
+    query = ("SELECT id, attempts, last_error, delivered_at, failed_at, payload FROM "
+             "symfonic_outbox WHERE topic = 'a2a.task.status' ORDER BY created_at, id")
+    columns = ("id", "attempts", "last_error", "delivered_at", "failed_at", "payload")
+    if database.startswith("sqlite:///"):
+        with closing(sqlite3.connect(database.removeprefix("sqlite:///"))) as conn:
+            rows = conn.execute(query).fetchall()
+    else:
+        import psycopg
+
+        with psycopg.connect(database) as pg:
+            rows = pg.execute(query).fetchall()
+    return [dict(zip(columns, row, strict=True)) for row in rows]

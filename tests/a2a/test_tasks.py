@@ -4,6 +4,8 @@ durable across restarts, answered at most once, and invisible to other tenants."
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 
 import httpx
@@ -26,6 +28,7 @@ from tests.a2a.helpers import data_message, question_data, send, text_message
 from tests.http.helpers import refund_lines
 
 INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_the_card_is_public_and_points_where_the_client_came_from(start: StartA2A) -> None:
@@ -162,3 +165,34 @@ def question_data_of(message: object) -> dict[str, object]:
 
     task = Task(status=TaskStatus(message=message))  # type: ignore[arg-type]
     return question_data(task)
+
+
+async def test_sixteen_answers_from_four_processes_resume_once(
+        start: StartA2A, clients: Connect, refunds: Path, database: str,
+        clock: ManualClock) -> None:
+    """Four processes, each its own server on the database, each sending four answers at once
+    through the official client: the claim is raced across processes, not only across tasks."""
+    server = start()
+    task = await send(await clients(server), text_message("Please refund order 42."))
+    processes = [await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.a2a.answerers", database, repr(clock.now),
+        server.secrets["acme"], task.id, "4", cwd=ROOT, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE) for _ in range(4)]
+    try:
+        for process in processes:
+            assert process.stdout is not None
+            assert (await asyncio.wait_for(process.stdout.readline(), 60)).strip() == b"ready"
+        for process in processes:  # every process answers at once
+            assert process.stdin is not None
+            process.stdin.write(b"go\n")
+            await process.stdin.drain()
+        outputs = [await asyncio.wait_for(process.communicate(), 60) for process in processes]
+    finally:
+        for process in processes:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    outcomes = [o for stdout, _ in outputs for o in json.loads(stdout.splitlines()[-1])]
+    assert sorted(outcomes) == ["TASK_STATE_COMPLETED"] + ["pause_already_resumed"] * 15
+    assert len(refund_lines(refunds)) == 1
+    assert [p.returncode for p in processes] == [0] * 4

@@ -9,6 +9,16 @@ on, and how a turn that never paused ended. So a task whose row says ``working``
 was answered elsewhere is read through the ledger, and the row catches up; a row in a final state
 (``completed``, ``failed``, ``canceled``) never changes again.
 
+A task may carry *push configs* (A2A's push notifications): URLs to which its state changes are
+POSTed. The announcements go through the outbox (:mod:`symfonic.services.outbox`, topic
+:data:`TASK_STATUS`), written in the transaction of the change they announce, never from memory:
+
+- a pause in a session whose live (not final) task has a push config writes an ``input-required``
+  notification in the pause's own commit (``PauseLedger.issue``): the store, not the transport,
+  knows in that transaction whether anyone listens, so the pause needs to know nothing of A2A;
+- :meth:`TaskStore.update_task` writes one with the task's change of state, in its commit, when
+  the task has a push config (``input-required`` excepted: its pause announced it).
+
 The methods carry ``task`` in their names because a store implements every port at once.
 """
 
@@ -19,11 +29,14 @@ from typing import Any, Literal, Protocol
 
 from symfonic.kernel.scope import Scope
 
-__all__ = ["FINAL_TASK_STATES", "TaskPage", "TaskRecord", "TaskState", "TaskStore"]
+__all__ = ["FINAL_TASK_STATES", "TASK_STATUS", "PushConfigRecord", "TaskPage", "TaskRecord",
+           "TaskState", "TaskStore", "pause_status_payload", "task_status_payload"]
 
 TaskState = Literal["working", "input-required", "completed", "failed", "canceled"]
 FINAL_TASK_STATES: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 """States a task row never leaves: a late writer (a slow resumer, a cancel) cannot undo them."""
+TASK_STATUS = "a2a.task.status"
+"""The outbox topic of an A2A task's change of state, POSTed to the task's push configs."""
 TaskPage = tuple[float, str]
 """Where a page of tasks ends: the last row's ``(created_at, id)``; newer-first listing."""
 
@@ -56,6 +69,46 @@ class TaskRecord:
     result: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class PushConfigRecord:
+    """Where a task's changes of state are POSTed (A2A's ``TaskPushNotificationConfig``).
+
+    Attributes:
+        task_id: The task it listens to.
+        id: The config's id within the task (a task may have several).
+        scope: The task's tenant, copied here so a pause finds its listeners without the task row.
+        context_id: The task's session, likewise.
+        url: Where to POST.
+        token: Echoed in every POST (``X-A2A-Notification-Token``) so the receiver knows the
+            notification is about a task it asked about; None when the client gave none.
+        authentication: ``{"scheme": ..., "credentials": ...}`` sent as the POST's
+            ``Authorization`` header; None when the client gave none. Stored as given: it is
+            the receiver's credential, which the server must present at every delivery.
+        created_at: Epoch seconds; configs are listed oldest first.
+    """
+
+    task_id: str
+    id: str
+    scope: Scope
+    context_id: str
+    url: str
+    created_at: float
+    token: str | None = None
+    authentication: dict[str, str] | None = None
+
+
+def task_status_payload(task_id: str, state: TaskState) -> dict[str, Any]:
+    """The outbox payload of a task's change of state (:meth:`TaskStore.update_task`)."""
+    return {"task_id": task_id, "state": state}
+
+
+def pause_status_payload(pause_id: str, session_id: str, agent: str) -> dict[str, Any]:
+    """The outbox payload of a pause announced to its session's task: the task is found at
+    delivery (the pause is written before the transport records which task it belongs to)."""
+    return {"pause_id": pause_id, "session_id": session_id, "agent": agent,
+            "state": "input-required"}
+
+
 class TaskStore(Protocol):
     async def add_task(self, task: TaskRecord) -> bool:
         """Record a new task; False (and nothing written) when its id is taken."""
@@ -67,11 +120,30 @@ class TaskStore(Protocol):
                           pause_id: str | None = None,
                           result: dict[str, Any] | None = None) -> bool:
         """Move a task that is not final to ``state`` (keeping its pause unless ``pause_id`` is
-        given, and its result unless ``result`` is); False when it is final or unknown."""
+        given, and its result unless ``result`` is); False when it is final or unknown.
+
+        When ``state`` differs from the task's and is not ``input-required``, and the task has a
+        push config, a :data:`TASK_STATUS` notification (:func:`task_status_payload`) commits
+        with the change."""
         ...
 
     async def list_tasks(self, scope: Scope, agent: str, *, context_id: str | None = None,
                          limit: int = 50, after: TaskPage | None = None) -> list[TaskRecord]:
         """A page of the scope's tasks on ``agent`` (of one context, when given), newest first;
         ``after`` is the last row of the previous page."""
+        ...
+
+    async def put_push_config(self, config: PushConfigRecord) -> None:
+        """Add a push config, or replace the task's config of the same id."""
+        ...
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None: ...
+
+    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
+        """The task's push configs, oldest first."""
+        ...
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        """Remove a config; False when there was none. Notifications already in the outbox are
+        still delivered, to the configs the task has when they are sent."""
         ...

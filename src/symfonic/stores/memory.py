@@ -20,9 +20,18 @@ from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
-from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
+from symfonic.services.outbox import DELIVERY_LEASE, Notification, OutboxEntry
 from symfonic.services.sign_ins import SignIn
-from symfonic.services.tasks import FINAL_TASK_STATES, TaskPage, TaskRecord, TaskState
+from symfonic.services.tasks import (
+    FINAL_TASK_STATES,
+    TASK_STATUS,
+    PushConfigRecord,
+    TaskPage,
+    TaskRecord,
+    TaskState,
+    pause_status_payload,
+    task_status_payload,
+)
 from symfonic.services.turn_state import TurnState
 
 
@@ -38,6 +47,7 @@ class MemoryStore:
         self._keys: dict[str, KeyRecord] = {}
         self._sign_ins: dict[str, SignIn] = {}
         self._tasks: dict[str, TaskRecord] = {}
+        self._push: dict[tuple[str, str], PushConfigRecord] = {}
 
     # transcripts
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -72,9 +82,16 @@ class MemoryStore:
             self._pauses[issue.record.jti] = issue.record
             if issue.finishes and finishing:
                 self._record_finish(issue.finishes, finishing)
-            for notification in issue.notifications:
-                self._outbox[notification.id] = OutboxEntry(
-                    notification=notification, attempts=0, next_attempt_at=notification.created_at)
+            record = issue.record
+            listened = any(c.scope == record.scope and c.context_id == record.session_id
+                           and self._tasks[c.task_id].state not in FINAL_TASK_STATES
+                           for c in self._push.values() if c.task_id in self._tasks)
+            announced = (Notification(
+                id=uuid.uuid4().hex, topic=TASK_STATUS, scope=record.scope,
+                created_at=record.issued_at, payload=pause_status_payload(
+                    record.jti, record.session_id, record.pin.partition("@")[0])),) if listened else ()
+            for notification in (*issue.notifications, *announced):
+                self._enqueue(notification)
 
     async def get(self, jti: str) -> PauseRecord | None:
         return self._pauses.get(jti)
@@ -194,6 +211,10 @@ class MemoryStore:
             del self._outbox[id]
         return len(old)
 
+    def _enqueue(self, notification: Notification) -> None:
+        self._outbox[notification.id] = OutboxEntry(
+            notification=notification, attempts=0, next_attempt_at=notification.created_at)
+
     def _change_entry(self, id: str, when: Callable[[OutboxEntry], bool], **changes: Any) -> bool:
         entry = self._outbox.get(id)
         if entry is None or not when(entry):
@@ -255,6 +276,10 @@ class MemoryStore:
         task = self._tasks.get(task_id)
         if task is None or task.state in FINAL_TASK_STATES:
             return False
+        if state not in (task.state, "input-required") and any(
+                key[0] == task_id for key in self._push):
+            self._enqueue(Notification(id=uuid.uuid4().hex, topic=TASK_STATUS, scope=task.scope,
+                                       payload=task_status_payload(task_id, state), created_at=now))
         self._tasks[task_id] = dataclasses.replace(
             task, state=state, updated_at=now, pause_id=pause_id or task.pause_id,
             result=task.result if result is None else result)
@@ -267,6 +292,22 @@ class MemoryStore:
                         and (after is None or (t.created_at, t.id) < after)),
                        key=lambda t: (t.created_at, t.id), reverse=True)
         return found[:limit]
+
+    async def put_push_config(self, config: PushConfigRecord) -> None:
+        key = (config.task_id, config.id)
+        kept = self._push.get(key)
+        self._push[key] = config if kept is None else dataclasses.replace(
+            config, created_at=kept.created_at)
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        return self._push.get((task_id, config_id))
+
+    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
+        return sorted((c for c in self._push.values() if c.task_id == task_id),
+                      key=lambda c: (c.created_at, c.id))
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        return self._push.pop((task_id, config_id), None) is not None
 
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""

@@ -36,7 +36,7 @@ from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql, sql_accounts
-from symfonic.stores.sql_tasks import PostgresTasks
+from symfonic.stores.sql_tasks import PostgresTasks, announce_pause_pg
 
 try:
     import psycopg
@@ -148,6 +148,7 @@ class PostgresStore(PostgresTasks):
                 async with conn.cursor() as cursor:
                     await cursor.executemany(_S["INSERT_NOTIFICATION"],
                                              sql.notification_rows(issue.notifications))
+            await announce_pause_pg(conn, issue.record)  # to an A2A task's push configs, if any
             return checks
 
         await self._write(write)

@@ -90,6 +90,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_a2a_tasks_by_scope
             ON symfonic_a2a_tasks (scope, agent, created_at, id)""",
     ),
+    (
+        """CREATE TABLE symfonic_a2a_push_configs (
+            task_id TEXT NOT NULL, id TEXT NOT NULL, scope TEXT NOT NULL,
+            context_id TEXT NOT NULL, url TEXT NOT NULL, token TEXT, authentication TEXT,
+            created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (task_id, id))""",
+        # Every pause looks its session up here, in its own transaction (an empty index read
+        # when nobody listens): see symfonic.stores.sql_tasks.ANNOUNCE_PAUSE.
+        """CREATE INDEX symfonic_a2a_push_configs_by_context
+            ON symfonic_a2a_push_configs (scope, context_id)""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -98,7 +108,9 @@ poll reading only pending rows, however many were delivered). Version 4: API key
 shared by every server on the database. Version 5: who answered a pause, the recent decisions'
 index, and the inbox's sign-ins, shared by every server too. Version 6: delivered outbox entries
 indexed by delivery time, so pruning old ones reads only those. Version 7: A2A tasks (the task id
-a client holds, its tenant, agent, session and pause; :mod:`symfonic.stores.sql_tasks`)."""
+a client holds, its tenant, agent, session and pause; :mod:`symfonic.stores.sql_tasks`). Version
+8: A2A push configs (where a task's changes of state are POSTed), indexed by session so that a
+pause finds its listeners in its own transaction."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"

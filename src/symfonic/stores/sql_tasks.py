@@ -2,22 +2,37 @@
 adapters, and the adapters' methods themselves as mixins over each adapter's plumbing (the
 adapters' modules stay within their size, and the port's code in one place).
 
-The table is migration 7 of :data:`symfonic.stores.sql.MIGRATIONS`.
+The tasks table is migration 7 of :data:`symfonic.stores.sql.MIGRATIONS`, push configs migration 8.
+The announcements of the port (see :mod:`symfonic.services.tasks`) are ``INSERT ... SELECT``
+statements that write an outbox row only when a push config exists: one statement, run in the
+transaction of the change, that costs an index read and writes nothing when nobody listens.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError
-from symfonic.services.tasks import TaskPage, TaskRecord, TaskState
-from symfonic.stores.sql import to_format_style
+from symfonic.services.ledger import PauseRecord
+from symfonic.services.tasks import (
+    TASK_STATUS,
+    PushConfigRecord,
+    TaskPage,
+    TaskRecord,
+    TaskState,
+    pause_status_payload,
+    task_status_payload,
+)
+from symfonic.stores.sql import dump_json, to_format_style
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from psycopg import AsyncConnection
 
 T = TypeVar("T")
 
@@ -32,7 +47,30 @@ _PAGE = "AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at
 LIST_TASKS = f"SELECT {TASK_COLUMNS} FROM symfonic_a2a_tasks WHERE scope = ? AND agent = ? {_PAGE}"
 LIST_CONTEXT_TASKS = (f"SELECT {TASK_COLUMNS} FROM symfonic_a2a_tasks WHERE scope = ? AND agent = ? "
                       f"AND context_id = ? {_PAGE}")
-STATEMENTS = ("INSERT_TASK", "GET_TASK", "UPDATE_TASK", "LIST_TASKS", "LIST_CONTEXT_TASKS")
+_LIVE = "state NOT IN ('completed', 'failed', 'canceled')"
+_OUTBOX = ("INSERT INTO symfonic_outbox (id, topic, scope, payload, created_at, attempts, "
+           "next_attempt_at)")
+ANNOUNCE_CHANGE = (f"{_OUTBOX} SELECT ?, ?, t.scope, ?, ?, 0, ? FROM symfonic_a2a_tasks t "
+                   f"WHERE t.id = ? AND t.state <> ? AND t.{_LIVE} AND EXISTS (SELECT 1 FROM "
+                   "symfonic_a2a_push_configs p WHERE p.task_id = t.id)")
+"""A task's change of state, announced when it has a push config; run before the update, in its
+transaction, since it reads the state being left (parameters: :func:`change_parameters`)."""
+ANNOUNCE_PAUSE = (f"{_OUTBOX} SELECT ?, ?, ?, ?, ?, 0, ? WHERE EXISTS (SELECT 1 FROM "
+                  "symfonic_a2a_push_configs p JOIN symfonic_a2a_tasks t ON t.id = p.task_id "
+                  f"WHERE p.scope = ? AND p.context_id = ? AND t.{_LIVE})")
+"""A pause, announced to its session's live task when that has a push config; run in the pause's
+transaction (parameters: :func:`pause_parameters`)."""
+PUSH_COLUMNS = "task_id, id, scope, context_id, url, token, authentication, created_at"
+PUT_PUSH = (f"INSERT INTO symfonic_a2a_push_configs ({PUSH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token, "
+            "authentication = excluded.authentication")
+GET_PUSH = f"SELECT {PUSH_COLUMNS} FROM symfonic_a2a_push_configs WHERE task_id = ? AND id = ?"
+LIST_PUSH = (f"SELECT {PUSH_COLUMNS} FROM symfonic_a2a_push_configs WHERE task_id = ? "
+             "ORDER BY created_at, id")
+DELETE_PUSH = "DELETE FROM symfonic_a2a_push_configs WHERE task_id = ? AND id = ?"
+STATEMENTS = ("INSERT_TASK", "GET_TASK", "UPDATE_TASK", "LIST_TASKS", "LIST_CONTEXT_TASKS",
+              "ANNOUNCE_CHANGE", "ANNOUNCE_PAUSE", "PUT_PUSH", "GET_PUSH", "LIST_PUSH",
+              "DELETE_PUSH")
 
 
 def task_row(task: TaskRecord) -> tuple[Any, ...]:
@@ -62,6 +100,43 @@ def update_parameters(task_id: str, state: TaskState, now: float, pause_id: str 
             task_id)
 
 
+def change_parameters(task_id: str, state: TaskState, now: float) -> tuple[Any, ...]:
+    return (uuid.uuid4().hex, TASK_STATUS, dump_json(task_status_payload(task_id, state)), now, now,
+            task_id, state)
+
+
+def announces(state: TaskState) -> bool:
+    """Whether an update to ``state`` is announced by the update (a pause announces its own)."""
+    return state != "input-required"
+
+
+def pause_parameters(record: PauseRecord) -> tuple[Any, ...]:
+    payload = pause_status_payload(record.jti, record.session_id, record.pin.partition("@")[0])
+    return (uuid.uuid4().hex, TASK_STATUS, record.scope.key, dump_json(payload), record.issued_at,
+            record.issued_at, record.scope.key, record.session_id)
+
+
+def push_row(config: PushConfigRecord) -> tuple[Any, ...]:
+    return (config.task_id, config.id, config.scope.key, config.context_id, config.url,
+            config.token, None if config.authentication is None else dump_json(config.authentication),
+            config.created_at)
+
+
+def push_of(row: Sequence[Any]) -> PushConfigRecord:
+    """A stored push config row as a record.
+
+    Raises:
+        StoredFormatError: its authentication is not the JSON this library wrote.
+    """
+    try:
+        authentication = None if row[6] is None else json.loads(row[6])
+    except ValueError as damaged:
+        raise StoredFormatError(f"push config {row[1]} of task {row[0]} is damaged") from damaged
+    return PushConfigRecord(task_id=row[0], id=row[1], scope=Scope(tenant=row[2]),
+                            context_id=row[3], url=row[4], token=row[5],
+                            authentication=authentication, created_at=float(row[7]))
+
+
 def list_statement(scope: Scope, agent: str, context_id: str | None, limit: int,
                    after: TaskPage | None) -> tuple[str, tuple[Any, ...]]:
     # The first page starts past any time; its id bound is never reached then.
@@ -77,6 +152,7 @@ class SQLiteTasks:
 
     if TYPE_CHECKING:
         async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
+        async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
         async def _changed(self, statement: str, parameters: tuple[Any, ...]) -> bool: ...
 
     async def add_task(self, task: TaskRecord) -> bool:
@@ -89,8 +165,13 @@ class SQLiteTasks:
     async def update_task(self, task_id: str, *, state: TaskState, now: float,
                           pause_id: str | None = None,
                           result: dict[str, Any] | None = None) -> bool:
-        return await self._changed(UPDATE_TASK, update_parameters(task_id, state, now, pause_id,
-                                                                  result))
+        def write(c: sqlite3.Connection) -> bool:
+            if announces(state):
+                c.execute(ANNOUNCE_CHANGE, change_parameters(task_id, state, now))
+            return c.execute(UPDATE_TASK, update_parameters(task_id, state, now, pause_id,
+                                                            result)).rowcount == 1
+
+        return await self._write(write)
 
     async def list_tasks(self, scope: Scope, agent: str, *, context_id: str | None = None,
                          limit: int = 50, after: TaskPage | None = None) -> list[TaskRecord]:
@@ -98,6 +179,25 @@ class SQLiteTasks:
         statement = globals()[name]
         return [task_of(row) for row in
                 await self._read(lambda c: c.execute(statement, parameters).fetchall())]
+
+    async def put_push_config(self, config: PushConfigRecord) -> None:
+        await self._changed(PUT_PUSH, push_row(config))
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        row = await self._read(lambda c: c.execute(GET_PUSH, (task_id, config_id)).fetchone())
+        return None if row is None else push_of(row)
+
+    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
+        return [push_of(row) for row in
+                await self._read(lambda c: c.execute(LIST_PUSH, (task_id,)).fetchall())]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        return await self._changed(DELETE_PUSH, (task_id, config_id))
+
+
+def announce_pause(conn: sqlite3.Connection, record: PauseRecord) -> None:
+    """In a pause's SQLite transaction: announce it to its session's task, if one listens."""
+    conn.execute(ANNOUNCE_PAUSE, pause_parameters(record))
 
 
 _POSTGRES = {name: to_format_style(globals()[name]) for name in STATEMENTS}
@@ -110,6 +210,9 @@ class PostgresTasks:
         async def _fetchall(self, statement: str, params: tuple[Any, ...], *,
                             idempotent: bool = True) -> list[Any]: ...
         async def _rowcount(self, statement: str, params: tuple[Any, ...]) -> int: ...
+        async def _write(self, work: Callable[[AsyncConnection[Any]],
+                                              Awaitable[list[Callable[[], Awaitable[None]]]]]
+                         ) -> None: ...
 
     async def add_task(self, task: TaskRecord) -> bool:
         return await self._rowcount(_POSTGRES["INSERT_TASK"], task_row(task)) == 1
@@ -121,10 +224,43 @@ class PostgresTasks:
     async def update_task(self, task_id: str, *, state: TaskState, now: float,
                           pause_id: str | None = None,
                           result: dict[str, Any] | None = None) -> bool:
-        return await self._rowcount(_POSTGRES["UPDATE_TASK"], update_parameters(
-            task_id, state, now, pause_id, result)) == 1
+        changed: list[bool] = []
+
+        async def write(conn: AsyncConnection[Any]) -> list[Callable[[], Awaitable[None]]]:
+            if announces(state):
+                await conn.execute(_POSTGRES["ANNOUNCE_CHANGE"], change_parameters(task_id, state,
+                                                                                  now))
+            cursor = await conn.execute(_POSTGRES["UPDATE_TASK"], update_parameters(
+                task_id, state, now, pause_id, result))
+
+            async def check() -> None:
+                changed.append(cursor.rowcount == 1)
+
+            return [check]
+
+        await self._write(write)  # pipelined: the announcement costs no round trip of its own
+        return changed[-1]
 
     async def list_tasks(self, scope: Scope, agent: str, *, context_id: str | None = None,
                          limit: int = 50, after: TaskPage | None = None) -> list[TaskRecord]:
         name, parameters = list_statement(scope, agent, context_id, limit, after)
         return [task_of(row) for row in await self._fetchall(_POSTGRES[name], parameters)]
+
+    async def put_push_config(self, config: PushConfigRecord) -> None:
+        await self._rowcount(_POSTGRES["PUT_PUSH"], push_row(config))
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        rows = await self._fetchall(_POSTGRES["GET_PUSH"], (task_id, config_id))
+        return push_of(rows[0]) if rows else None
+
+    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
+        return [push_of(row) for row in await self._fetchall(_POSTGRES["LIST_PUSH"], (task_id,))]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        return await self._rowcount(_POSTGRES["DELETE_PUSH"], (task_id, config_id)) == 1
+
+
+async def announce_pause_pg(conn: AsyncConnection[Any], record: PauseRecord) -> None:
+    """In a pause's PostgreSQL transaction (pipelined): announce it to its session's task, if
+    one listens."""
+    await conn.execute(_POSTGRES["ANNOUNCE_PAUSE"], pause_parameters(record))

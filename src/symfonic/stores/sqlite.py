@@ -31,7 +31,7 @@ from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql, sql_accounts
-from symfonic.stores.sql_tasks import SQLiteTasks
+from symfonic.stores.sql_tasks import SQLiteTasks, announce_pause
 
 T = TypeVar("T")
 INLINE_ROWS = 256
@@ -114,6 +114,7 @@ class SQLiteStore(SQLiteTasks):
                 _finish(c, issue.finishes)
             if issue.notifications:
                 c.executemany(sql.INSERT_NOTIFICATION, sql.notification_rows(issue.notifications))
+            announce_pause(c, issue.record)  # to an A2A task's push configs, if any
 
         await self._write(write)
 

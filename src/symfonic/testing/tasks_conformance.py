@@ -3,21 +3,38 @@
 :class:`~symfonic.testing.conformance.StoreConformance` inherits it, so every adapter runs it
 unchanged. The behaviours: a task id is taken once; an update keeps what it does not name; a final
 state is never left, whoever writes later; listing is per tenant and agent, newest first, paged,
-and optionally per context.
+and optionally per context. Push configs are kept per task (replaced by id); a task that has one
+has its changes of state, and the pauses of its session, announced in the outbox in the same
+commit, and nothing is written for a task nobody listens to.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from symfonic.services.tasks import TaskRecord, TaskState
-from symfonic.testing.pauses import ACME, GLOBEX, NOW
+from symfonic.services.tasks import TASK_STATUS, PushConfigRecord, TaskRecord, TaskState
+from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue
+
+LATER = NOW + 10**6
 
 
 def task(task_id: str, *, scope: Any = ACME, agent: str = "support", context: str = "c1",
          created: float = NOW, state: TaskState = "working") -> TaskRecord:
     return TaskRecord(id=task_id, scope=scope, agent=agent, context_id=context, state=state,
                       created_at=created, updated_at=created)
+
+
+def push(task_id: str, config_id: str = "p1", *, url: str = "https://hooks.example/a2a",
+         context: str = "c1", created: float = NOW, token: str | None = "tok") -> PushConfigRecord:
+    return PushConfigRecord(task_id=task_id, id=config_id, scope=ACME, context_id=context, url=url,
+                            token=token, authentication={"scheme": "Bearer", "credentials": "c"},
+                            created_at=created)
+
+
+async def announced(store: Any) -> list[dict[str, Any]]:
+    """The A2A announcements the outbox holds (claiming them)."""
+    return [e.notification.payload for e in await store.due(LATER)
+            if e.notification.topic == TASK_STATUS]
 
 
 class TasksConformance:
@@ -64,3 +81,51 @@ class TasksConformance:
         in_context = await store.list_tasks(ACME, "support", context_id="c1")
         assert [t.id for t in in_context] == ["t3", "t1"]
         assert [t.id for t in await store.list_tasks(GLOBEX, "support")] == ["foreign"]
+
+    async def test_push_configs_are_kept_per_task_and_replaced_by_id(self, store: Any) -> None:
+        await store.add_task(task("t1"))
+        await store.put_push_config(push("t1", "b", created=NOW + 1))
+        await store.put_push_config(push("t1", "a", created=NOW + 2, token=None))
+        await store.put_push_config(push("t2", "a", context="c2"))
+        assert [c.id for c in await store.list_push_configs("t1")] == ["b", "a"]
+        assert await store.get_push_config("t1", "a") == push("t1", "a", created=NOW + 2,
+                                                               token=None)
+        await store.put_push_config(push("t1", "b", url="https://other.example/", created=NOW + 9))
+        replaced = await store.get_push_config("t1", "b")
+        assert (replaced.url, replaced.created_at) == ("https://other.example/", NOW + 1)
+        assert await store.delete_push_config("t1", "b") is True
+        assert await store.delete_push_config("t1", "b") is False
+        assert [c.id for c in await store.list_push_configs("t1")] == ["a"]
+        assert await store.get_push_config("t1", "missing") is None
+
+    async def test_a_change_of_state_is_announced_when_someone_listens(self, store: Any) -> None:
+        await store.add_task(task("quiet"))
+        await store.add_task(task("heard", context="c2"))
+        await store.put_push_config(push("heard", context="c2"))
+        await store.update_task("quiet", state="completed", now=NOW + 1)
+        await store.update_task("heard", state="working", now=NOW + 1)  # no change
+        await store.update_task("heard", state="input-required", now=NOW + 2)  # its pause's
+        assert await announced(store) == []
+        await store.update_task("heard", state="working", now=NOW + 3)
+        await store.update_task("heard", state="completed", now=NOW + 4, result={"output": "ok"})
+        await store.update_task("heard", state="failed", now=NOW + 5)  # final: refused
+        [working, completed] = await store.due(LATER)
+        assert [working.notification.payload, completed.notification.payload] == [
+            {"task_id": "heard", "state": "working"}, {"task_id": "heard", "state": "completed"}]
+        assert (completed.notification.scope, completed.notification.created_at) == (ACME, NOW + 4)
+
+    async def test_a_pause_is_announced_to_its_sessions_listening_task(self, store: Any) -> None:
+        await store.add_task(task("t1", context="s1"))
+        await store.add_task(task("done", context="s2", state="completed"))
+        await store.put_push_config(push("t1", context="s1"))
+        await store.put_push_config(push("done", context="s2"))
+        heard = pause_issue(session="s1")
+        await store.issue(heard)
+        await store.issue(pause_issue(session="s2"))  # its task is final
+        await store.issue(pause_issue(GLOBEX, session="s1"))  # another tenant's session
+        await store.issue(pause_issue(session="s3"))
+        [entry] = await store.due(LATER)
+        assert entry.notification.topic == TASK_STATUS
+        assert entry.notification.payload == {"pause_id": heard.record.jti, "session_id": "s1",
+                                              "agent": "agent", "state": "input-required"}
+        assert (entry.notification.scope, entry.notification.created_at) == (ACME, NOW)

@@ -12,6 +12,14 @@ What it does is described with the wire format, in :mod:`symfonic.transports.web
 - nothing it does is kept only in memory except which URLs already accepted a notification that
   is being retried (so a retry goes to the others); lose that and a URL may see the delivery id
   twice, which at-least-once allows.
+
+Where a notification goes depends on its topic: a pause's (``pause.created``) to every webhook
+URL, with the document the :data:`DocumentBuilder` makes; a topic with a :data:`Router`
+(:meth:`route`) where its router says, e.g. an A2A task's state to that task's push URLs. One
+sender, not one per topic: ``Outbox.due`` claims whatever is due, of any topic, so two senders on
+one outbox would take each other's notifications. A notification this sender cannot deliver (a
+pause's, without webhook URLs; a topic it has no route for) is handed back for a lease, for a
+sender on the database that can: servers sharing a database should share their configuration.
 """
 
 from __future__ import annotations
@@ -23,11 +31,12 @@ import logging
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic.errors import SymfonicError
-from symfonic.services.outbox import Notification, Outbox, OutboxEntry
+from symfonic.services.outbox import PAUSE_CREATED, Notification, Outbox, OutboxEntry
 from symfonic.transports.webhooks import (
     DELIVERY_HEADER,
     DELIVERY_ID_HEADER,
@@ -39,7 +48,7 @@ from symfonic.transports.webhooks import (
     sign,
 )
 
-__all__ = ["DocumentBuilder", "WebhookSender"]
+__all__ = ["DocumentBuilder", "Router", "Target", "WebhookSender"]
 
 REMEMBERED_LANDINGS = 4096
 """Notifications for which a sender remembers the URLs that already accepted them, so that a
@@ -54,6 +63,28 @@ logger = logging.getLogger("symfonic.webhooks")
 DocumentBuilder = Callable[[Notification], Awaitable[dict[str, Any] | None]]
 """Turns a notification into the JSON document to POST, the same on every attempt; None when it
 can never be delivered (e.g. its pause is not in the ledger): it is then given up at once."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """One POST of a notification: where, what, and the headers of this receiver alone.
+
+    Attributes:
+        url: Where to POST.
+        document: The JSON body (signed like every delivery).
+        headers: Added to the sender's own (e.g. a token the receiver asked to see echoed).
+        key: What a retry remembers as having accepted the notification; the URL by default.
+    """
+
+    url: str
+    document: dict[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    key: str = ""
+
+
+Router = Callable[[Notification], Awaitable[list[Target] | None]]
+"""Where a notification of a routed topic goes, the same on every attempt; ``[]`` when nobody
+listens any more (it is then delivered), None when it can never be delivered (given up)."""
 
 
 class WebhookSender:
@@ -81,6 +112,11 @@ class WebhookSender:
         self._landed: dict[str, set[str]] = {}
         self._abandoned: list[str] = []
         self._pruned_at = -math.inf
+        self._routes: dict[str, Router] = {}
+
+    def route(self, topic: str, router: Router) -> None:
+        """Deliver the notifications of ``topic`` where ``router`` says, not to the webhooks."""
+        self._routes[topic] = router
 
     def wake(self, *_: object) -> None:
         """Look at the outbox now rather than at the next poll. Returns at once, from any thread:
@@ -176,12 +212,23 @@ class WebhookSender:
 
     async def _attempt_and_record(self, entry: OutboxEntry) -> None:
         notification, hopeless = entry.notification, False
+        routed = notification.topic in self._routes
+        if not routed and (notification.topic != PAUSE_CREATED or not self.config.urls):
+            # Written by a process that can deliver it (webhook URLs, or a route for its topic,
+            # e.g. A2A's); this one leaves it to such a sender, on the same database, instead of
+            # giving it up or marking it delivered to nobody. The attempt counts; due again after
+            # a lease.
+            problem = ("this sender has no webhook URLs" if notification.topic == PAUSE_CREATED
+                       else f"this sender has no route for {notification.topic!r}")
+            await self._settle(lambda box, id, now: box.retry_later(
+                id, now, now + self.config.lease, problem), notification.id)
+            return
         try:
-            document = await self._document(notification)
-            if document is None:
+            targets = await self._targets(notification)
+            if targets is None:
                 problems, hopeless = ["nothing to deliver: what it announces is not recorded"], True
             else:
-                problems = await self._post_all(entry, document)
+                problems = await self._post_all(entry, targets)
         except SymfonicError as failed:  # e.g. the ledger could not be read to mint the token
             problems = [f"the body could not be built: {failed}"]
         except Exception as bug:  # a payload this code cannot read: retrying will not help
@@ -225,23 +272,34 @@ class WebhookSender:
         plain = min(config.max_backoff, config.first_backoff * 2.0 ** min(attempts - 1, 60))
         return plain * (0.5 + self._jitter() / 2)
 
-    async def _post_all(self, entry: OutboxEntry, document: dict[str, Any]) -> list[str]:
-        """POST to every URL that has not accepted this notification yet; what failed."""
-        body = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+    async def _targets(self, notification: Notification) -> list[Target] | None:
+        router = self._routes.get(notification.topic)
+        if router is not None:
+            return await router(notification)
+        document = await self._document(notification)
+        if document is None:
+            return None
+        return [Target(url=url, document=document) for url in self.config.urls]
+
+    async def _post_all(self, entry: OutboxEntry, targets: list[Target]) -> list[str]:
+        """POST to every target that has not accepted this notification yet; what failed."""
         notification = entry.notification
         landed = self._landed.setdefault(notification.id, set())
         if len(self._landed) > REMEMBERED_LANDINGS:
             self._landed.pop(next(iter(self._landed)))
-        urls = [url for url in self.config.urls if url not in landed]
-        results = await asyncio.gather(*(self._attempt(url, body, entry) for url in urls))
-        landed.update(url for url, problem in zip(urls, results, strict=True) if problem is None)
-        return [f"{url}: {problem}" for url, problem in zip(urls, results, strict=True) if problem]
+        targets = [t for t in targets if (t.key or t.url) not in landed]
+        results = await asyncio.gather(*(self._attempt(t, entry) for t in targets))
+        landed.update(t.key or t.url for t, problem in zip(targets, results, strict=True)
+                      if problem is None)
+        return [f"{t.url}: {problem}" for t, problem in zip(targets, results, strict=True)
+                if problem]
 
-    async def _attempt(self, url: str, body: bytes, entry: OutboxEntry) -> str | None:
+    async def _attempt(self, target: Target, entry: OutboxEntry) -> str | None:
         """One POST; None when the receiver accepted it, else what went wrong."""
-        config, notification = self.config, entry.notification
+        config, notification, url = self.config, entry.notification, target.url
+        body = json.dumps(target.document, separators=(",", ":"), sort_keys=True).encode()
         headers = {
-            "Content-Type": "application/json", "User-Agent": "symfonic-webhooks",
+            **target.headers, "Content-Type": "application/json", "User-Agent": "symfonic-webhooks",
             EVENT_HEADER: notification.topic, DELIVERY_ID_HEADER: notification.id,
             DELIVERY_HEADER: notification.id, "X-Symfonic-Attempt": str(entry.attempts),
             SIGNATURE_HEADER: sign(config.secret, body, int(time.time())),

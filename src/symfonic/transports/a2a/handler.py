@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -50,7 +50,6 @@ from a2a.types import (
 from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
     InvalidParamsError,
-    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
@@ -60,6 +59,7 @@ from symfonic import Completed, Failed, Host, Paused, RunEvent, Scope, SymfonicE
 from symfonic.services.tasks import TaskRecord, TaskStore
 from symfonic.transports.a2a.errors import a2a_error, unknown_task
 from symfonic.transports.a2a.listing import list_tasks
+from symfonic.transports.a2a.push import PushConfigs
 from symfonic.transports.a2a.runs import Run, Runs
 from symfonic.transports.a2a.views import (
     STATES,
@@ -76,12 +76,20 @@ KEY = "symfonic_key"
 
 
 class SymfonicRequestHandler(RequestHandler):
-    """A2A for one agent of ``host``; tenant from the caller's API key."""
+    """A2A for one agent of ``host``; tenant from the caller's API key.
 
-    def __init__(self, *, host: Host, agent: str, runs: Runs) -> None:
+    ``pushes`` keeps the tasks' push configs (:mod:`.push`); ``wake`` tells the sender that this
+    process wrote a notification (a task's change of state), so it is sent now rather than at
+    the sender's next poll.
+    """
+
+    def __init__(self, *, host: Host, agent: str, runs: Runs, pushes: PushConfigs | None = None,
+                 wake: Callable[[], None] = lambda: None) -> None:
         self.host = host
         self.agent = agent
         self.runs = runs
+        self.pushes = pushes or PushConfigs(host, enabled=False)
+        self.wake = wake
 
     # sending
     async def on_message_send(self, params: SendMessageRequest,
@@ -99,12 +107,16 @@ class SymfonicRequestHandler(RequestHandler):
 
     async def _begin(self, params: SendMessageRequest,
                      context: ServerCallContext) -> tuple[str, Run]:
-        message = params.message
+        message, push = params.message, None
+        if params.configuration.HasField("task_push_notification_config"):
+            push = params.configuration.task_push_notification_config
+            self.pushes.check(push)
         if message.task_id:
-            return await self._answer(message, context)
-        return await self._start(message, context)
+            return await self._answer(message, context, push)
+        return await self._start(message, context, push)
 
-    async def _start(self, message: Message, context: ServerCallContext) -> tuple[str, Run]:
+    async def _start(self, message: Message, context: ServerCallContext,
+                     push: TaskPushNotificationConfig | None) -> tuple[str, Run]:
         scope, _ = _caller(context)
         store = await self.host.store()
         now = self.host.now()
@@ -122,13 +134,18 @@ class SymfonicRequestHandler(RequestHandler):
             stream = agent.stream(text, session_id=record.context_id)
             event = await anext(stream)  # refuses a session that waits for an answer
             await store.add_task(record)
+            if push is not None:  # before the turn goes on: its first pause must find it
+                await self.pushes.save(record, push)
             return _chain(event, stream)
 
         return record.id, await self._launch(record, first(), history=[message])
 
-    async def _answer(self, message: Message, context: ServerCallContext) -> tuple[str, Run]:
+    async def _answer(self, message: Message, context: ServerCallContext,
+                      push: TaskPushNotificationConfig | None) -> tuple[str, Run]:
         scope, key_id = _caller(context)
         task = await self._task(message.task_id, scope)
+        if push is not None:
+            await self.pushes.save(task, push)
         if message.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(f"context {message.context_id} is not the context of task "
                                      f"{task.id}")
@@ -149,6 +166,7 @@ class SymfonicRequestHandler(RequestHandler):
             stream = await self.host.continuation.resume_stream(token, answer,
                                                                 answered_by=f"a2a:{key_id}")
             await store.update_task(task.id, state="working", now=self.host.now())
+            self.wake()
             return stream
 
         return task.id, await self._launch(task, first())
@@ -202,6 +220,8 @@ class SymfonicRequestHandler(RequestHandler):
         except SymfonicError as stopped:  # the ledger says what became of it; say why here
             await run.publish(_working(task, f"the turn stopped: {stopped}"))
             return
+        finally:
+            self.wake()  # the turn's changes of state were written with their notifications
         view = await view_of(self.host, store, await self._task(task.id, task.scope))
         message = status_message(view)
         status = TaskStatus(state=STATES[view.state])
@@ -240,6 +260,7 @@ class SymfonicRequestHandler(RequestHandler):
             await (await self.host.store()).update_task(
                 task.id, state="canceled", now=self.host.now(),
                 result={"error": "canceled: the question was withdrawn"})
+            self.wake()
         else:
             raise TaskNotCancelableError(f"task {task.id} was answered meanwhile")
         return await self._task_proto(task, history=False)
@@ -276,27 +297,30 @@ class SymfonicRequestHandler(RequestHandler):
             shown = history_of(messages, task, limit)
         return task_proto(view, shown)
 
-    # push notifications and the extended card: not offered (the card says so)
+    # push notifications (:mod:`.push`)
     async def on_create_task_push_notification_config(
             self, params: TaskPushNotificationConfig,
             context: ServerCallContext) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError
+        self.pushes.check(params)
+        return await self.pushes.save(await self._task(params.task_id, _caller(context)[0]), params)
 
     async def on_get_task_push_notification_config(
             self, params: GetTaskPushNotificationConfigRequest,
             context: ServerCallContext) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError
+        return await self.pushes.get(await self._task(params.task_id, _caller(context)[0]),
+                                     params.id)
 
     async def on_list_task_push_notification_configs(
             self, params: ListTaskPushNotificationConfigsRequest,
             context: ServerCallContext) -> ListTaskPushNotificationConfigsResponse:
-        raise PushNotificationNotSupportedError
+        return await self.pushes.list(await self._task(params.task_id, _caller(context)[0]))
 
     async def on_delete_task_push_notification_config(
             self, params: DeleteTaskPushNotificationConfigRequest,
             context: ServerCallContext) -> None:
-        raise PushNotificationNotSupportedError
+        await self.pushes.delete(await self._task(params.task_id, _caller(context)[0]), params.id)
 
+    # the extended card: not offered (the card says so)
     async def on_get_extended_agent_card(self, params: GetExtendedAgentCardRequest,
                                          context: ServerCallContext) -> AgentCard:
         raise ExtendedAgentCardNotConfiguredError

@@ -7,6 +7,10 @@ For each agent the host serves, under ``/a2a/{agent}``:
   its ``/{tenant}/...`` variants are left out: the tenant is the API key's, never a path's);
 - ``GET /a2a/{agent}/.well-known/agent-card.json``: the public agent card (:mod:`.card`).
 
+With the webhook sender of the app (``create_app`` passes it when it has a webhook secret), the
+tasks' push notifications are delivered by it (:mod:`.push`) and the cards say so; without one,
+push configs are refused.
+
 Every route but the card takes an API key of the HTTP API (``Authorization: Bearer sfk_...``);
 without a valid one the answer is a plain 401 before any A2A processing. The key's tenant is the
 scope of everything the call does.
@@ -28,17 +32,20 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from symfonic import Host
+from symfonic.services.tasks import TASK_STATUS
 from symfonic.transports.a2a.card import card_response
 from symfonic.transports.a2a.handler import KEY, SymfonicRequestHandler
+from symfonic.transports.a2a.push import PushConfigs, push_router
 from symfonic.transports.a2a.runs import Runs
 from symfonic.transports.http.auth import ApiKeys
+from symfonic.transports.webhook_sender import WebhookSender
 
 PREFIX = "/a2a"
 _KEY_SCOPE = "symfonic.a2a.key"
 
 
 def mount_a2a(app: Starlette, host: Host, keys: ApiKeys, *, public_url: str | None = None,
-              grace: float = 5.0) -> Starlette:
+              grace: float = 5.0, sender: WebhookSender | None = None) -> Starlette:
     """Mount A2A for every agent of ``host`` on ``app`` (a FastAPI or Starlette app), at
     ``/a2a/{agent}``; returns the mounted sub-application.
 
@@ -47,13 +54,21 @@ def mount_a2a(app: Starlette, host: Host, keys: ApiKeys, *, public_url: str | No
         public_url: Where clients reach the service, for the card's interface URLs; else the
             address each request reached.
         grace: Seconds a shutdown gives the A2A turns still running before cancelling them.
+        sender: The app's webhook sender (started and stopped by the app), which delivers the
+            push notifications; None refuses push configs.
     """
     runs = Runs(grace)
     routes: list[BaseRoute] = []
+    pushes = PushConfigs(host, enabled=sender is not None)
+    if sender is not None:
+        sender.route(TASK_STATUS, push_router(host))
+    wake = sender.wake if sender is not None else lambda: None
     for name, spec in sorted(host.specs.items()):
-        handler = SymfonicRequestHandler(host=host, agent=name, runs=runs)
+        handler = SymfonicRequestHandler(host=host, agent=name, runs=runs, pushes=pushes,
+                                         wake=wake)
         routes.append(Route(f"/{name}{AGENT_CARD_WELL_KNOWN_PATH}",
-                            card_response(spec, public_url), methods=["GET"]))
+                            card_response(spec, public_url, push=sender is not None),
+                            methods=["GET"]))
         routes += create_jsonrpc_routes(handler, rpc_url=f"/{name}", context_builder=_Context())
         routes += [route for route in create_rest_routes(handler, context_builder=_Context(),
                                                          path_prefix=f"/{name}")

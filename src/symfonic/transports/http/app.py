@@ -38,9 +38,11 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     """The service over ``host``, for the tenants ``api_keys`` map to.
 
     Args:
-        webhooks: Where to announce every pause; none when None. With webhooks, the host's
-            ``notifications`` are turned on (each pause writes its notification to the outbox)
-            and a sender delivers the outbox, this process's pauses and other processes' alike.
+        webhooks: Where to announce every pause; none when None. With webhook URLs, the host's
+            ``notifications`` are turned on (each pause writes its notification to the outbox);
+            with a config (URLs or none, its secret is what matters) a sender delivers the
+            outbox, this process's notifications and other processes' alike, A2A push
+            notifications included (without a config, A2A refuses push configs).
         public_url: The service's address as clients reach it (``https://agents.example.com``),
             for the ``resume_url`` of tickets and webhook deliveries. Defaults to each request's
             own base URL; webhooks, which have no request, then carry a path only.
@@ -56,10 +58,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace)
     poster = _HttpxPoster() if webhooks is not None else None
     if webhooks is not None and poster is not None:
-        host.notifications = True
+        host.notifications = host.notifications or bool(webhooks.urls)
         service.webhooks = WebhookSender(webhooks, outbox=host.outbox, post=poster,
                                          document=_announcement(service), clock=host.now)
-        host.on_pause(service.webhooks.wake)
+        host.on_pause(service.webhooks.wake)  # an A2A task's pause may be announced too
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -115,7 +117,8 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         # After the lifespan is set: the mount wraps it, so A2A turns drain before the host closes.
         from symfonic.transports.a2a import mount_a2a
 
-        mount_a2a(app, host, api_keys, public_url=public_url, grace=grace)
+        mount_a2a(app, host, api_keys, public_url=public_url, grace=grace,
+                  sender=service.webhooks)
     return app
 
 

@@ -12,7 +12,8 @@ Webhooks: ``$SYMFONIC_WEBHOOK_URLS`` (comma-separated) and ``$SYMFONIC_WEBHOOK_S
 ``$SYMFONIC_WEBHOOK_LEASE``, ``$SYMFONIC_WEBHOOK_POLL`` and ``$SYMFONIC_WEBHOOK_TIMEOUT``
 (seconds) tune how long a claimed delivery stays hidden from other senders (how soon a dead
 sender's deliveries are sent again), how often the outbox is read for other processes' pauses,
-and how long one attempt may take (less than the lease).
+and how long one attempt may take (less than the lease). A secret without URLs still starts the
+sender: it delivers A2A push notifications (which are refused without a secret to sign them).
 
 Stopping (``SIGTERM``, or Ctrl+C) drains: the listening socket closes at once, new runs on
 connections still open are refused (503), the runs going and the requests in flight get the grace
@@ -104,7 +105,7 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
     print(f"  API key:  {key}")
     print(f"            (tenant {DEMO_TENANT!r}; a development key, replaced at every start; "
           "only its digest is kept, in the store)")
-    if webhooks is not None:
+    if webhooks is not None and webhooks.urls:
         print(f"  webhooks: {', '.join(webhooks.urls)}")
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "
           f"{key}' -H 'Content-Type: application/json' -d '{{\"input\": \"Please refund order "
@@ -158,16 +159,17 @@ def shutdown_grace() -> float:
 
 
 def webhook_config() -> WebhookConfig | None:
-    """Webhooks from the environment; None when no URL is configured.
+    """Webhooks from the environment; None when neither a URL nor a secret is configured. A
+    secret alone gives a config without URLs: its sender delivers A2A push notifications only.
 
     Raises:
         ValueError: URLs without a secret to sign the deliveries with, or a tuning variable that
             is not a positive number of seconds.
     """
     urls = [u.strip() for u in os.environ.get(WEBHOOK_URLS_VARIABLE, "").split(",") if u.strip()]
-    if not urls:
-        return None
     secret = os.environ.get(WEBHOOK_SECRET_VARIABLE, "")
+    if not urls and not secret:
+        return None
     if not secret:
         raise ValueError(f"${WEBHOOK_URLS_VARIABLE} is set: set ${WEBHOOK_SECRET_VARIABLE} too, "
                          "to sign the deliveries")
