@@ -18,7 +18,7 @@ LAYERS: dict[str, int] = {
     "symfonic.services": 2, "symfonic.models": 2, "symfonic.tools": 2,
     "symfonic.capabilities": 3,
     "symfonic.stores": 4,
-    "symfonic.agent": 5, "symfonic.platform": 5, "symfonic": 5,
+    "symfonic.agent": 5, "symfonic.platform": 5, "symfonic.workers": 5, "symfonic": 5,
     "symfonic.transports": 6, "symfonic.testing": 6, "symfonic.examples": 6,
     "symfonic.cli": 7,
 }

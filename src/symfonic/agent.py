@@ -17,7 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,7 +31,11 @@ from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import Tool
+from symfonic.platform.continuation import ContinuationUnavailable
 from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail
+
+if TYPE_CHECKING:
+    from symfonic.workers.runs import RunHandle
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,9 +204,30 @@ class Agent:
         """
         return await collect(self.stream(input, session_id=session_id))
 
-    async def stream(self, input: str | Sequence[Message] | None, *,
-                     session_id: str) -> AsyncIterator[RunEvent]:
+    async def submit(self, input: str | None, *, session_id: str) -> RunHandle:
+        """Queue the turn as a background run and return at once, with its handle
+        (``.id``, ``.state()``, ``.result()``, ``.events()``, ``.cancel()``).
+
+        A worker runs it (this process, with ``Host.open(..., workers=N)``, or any ``symfonic
+        worker`` on the database); its model and tool calls are recorded as they complete, so a
+        worker that dies mid-turn is replayed by another without repeating them.
+
+        Raises:
+            ContinuationUnavailable: the agent's host runs no background turns.
+        """
+        submit = getattr(self._runtime, "submit", None)
+        if submit is None:
+            raise ContinuationUnavailable("background runs need an agent of a host with workers: "
+                                          "Host.open(..., workers=N)")
+        handle: RunHandle = await submit(self.spec.name, input, session_id=session_id)
+        return handle
+
+    async def stream(self, input: str | Sequence[Message] | None, *, session_id: str,
+                     run_id: str | None = None) -> AsyncIterator[RunEvent]:
         """Run a turn, yielding its events; the last is Completed, Paused or Failed.
+
+        ``run_id`` names the run (a new id when None): a background run passes its own, so that
+        its replay on another worker is the same run.
 
         Raises:
             SessionAwaitingAnswer: the session's last turn is paused; nothing was run.
@@ -219,7 +244,7 @@ class Agent:
         healing = [Message("tool", "Error: no result was recorded for this call; the turn stopped "
                            "before finishing, and the call may or may not have run.",
                            tool_call_id=call_id) for call_id in dangling]
-        run_id = uuid.uuid4().hex
+        run_id = run_id or uuid.uuid4().hex
         request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,
                               thread_id=session_id, scope=self.scope)
         turn = prepare_turn(self, request)

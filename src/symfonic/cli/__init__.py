@@ -4,7 +4,8 @@
 from its token; ``demo`` does both in the terminal; ``pauses`` lists, shows, revokes and recovers a
 tenant's pauses; ``serve`` starts the HTTP service and inbox (``--reload`` for development), whose
 API keys ``keys`` manages; ``webhooks`` retries given-up deliveries; ``db migrate`` creates or
-upgrades the schema; ``new`` writes a project of your own to start from.
+upgrades the schema; ``new`` writes a project of your own to start from; ``worker`` runs the
+app's background turns (:mod:`~symfonic.cli.working`).
 
 Every command but ``new`` acts on an app, a :class:`~symfonic.Host`: ``--app module:attribute``,
 else ``$SYMFONIC_APP``, else ``[tool.symfonic] app`` in the nearest ``pyproject.toml``, else the
@@ -38,12 +39,12 @@ The modules: :mod:`~symfonic.cli.exits` (the codes, and the one line), :mod:`~sy
 
 from __future__ import annotations
 
-from symfonic.cli import admin, pauses, scaffold, serving, turns
+from symfonic.cli import admin, pauses, scaffold, serving, turns, working
 from symfonic.cli.common import app
 from symfonic.cli.exits import Exit
 
 __all__ = ["Exit", "app", "main"]
-_COMMANDS = (admin, pauses, scaffold, serving, turns)
+_COMMANDS = (admin, pauses, scaffold, serving, turns, working)
 """Importing these registers their commands on :data:`app`."""
 
 

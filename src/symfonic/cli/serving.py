@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import importlib.util
 import os
 import socket
 import time
@@ -50,7 +51,11 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
           public_url: Annotated[str | None, typer.Option(
               "--public-url", envvar="SYMFONIC_PUBLIC_URL",
               help="Where clients reach the service (e.g. https://agents.example.com behind a load "
-                   "balancer), for the links in tickets, webhooks and the A2A card.")] = None) -> None:
+                   "balancer), for the links in tickets, webhooks and the A2A card.")] = None,
+          workers: Annotated[int | None, typer.Option(
+              help="Background turns this server runs at once, per agent (default, with "
+                   "symfonic[workers] installed: 4 on SQLite; 0 on PostgreSQL, where symfonic "
+                   "worker runs them).", min=0)] = None) -> None:
     """Serve the HTTP API and the inbox page (needs pip install 'symfonic[http]')."""
     try:
         from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
@@ -64,6 +69,7 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     ensure_free(host, port)
     with plainly():
         served = asyncio.run(_checked_host(app_target, url))
+    _with_workers(served, workers)
     try:
         webhook_config()
         grace = shutdown_grace() if grace is None else grace
@@ -84,6 +90,21 @@ async def _checked_host(target: str | None, url: str | None) -> Host:
         await open_store(probe)
         await probe.close()
     return host
+
+
+def _with_workers(served: Host, workers: int | None) -> None:
+    """Background runs for the server: on SQLite an in-process worker by default, so that one
+    command serves everything; on PostgreSQL submissions only (``symfonic worker`` runs them).
+    Nothing without the ``[workers]`` extra, unless ``--workers`` asks for it."""
+    if served.worker_options is not None or not served.url:
+        return
+    if importlib.util.find_spec("dbos") is None:
+        if workers:
+            fail(Exit.CONFIGURATION, "--workers needs the workers extra: pip install "
+                 "'symfonic[workers]'")
+        return
+    served.enable_workers(workers if workers is not None else
+                          4 if served.url.startswith("sqlite") else 0)
 
 
 def ensure_free(host: str, port: int) -> None:

@@ -54,6 +54,10 @@ class ClaimedTurn:
     session_id: str
     clock: Callable[[], float]
     lease: float = DEFAULT_LEASE
+    stored_upto: int = 0
+    """How long the session's stored transcript already is when an earlier attempt of this very
+    segment ran (a workflow replayed on another worker, ``symfonic.workers``): the replay yields
+    the same messages again, and those positions are taken as stored rather than appended twice."""
     _lost: bool = field(default=False, init=False)
     _settled: bool = field(default=False, init=False)
 
@@ -119,28 +123,33 @@ class ClaimedTurn:
             OutcomeUnknown: the store refused or could not be reached: the turn stops, and its
                 pause is interrupted (now, or when the lease lapses) for a recovery to continue.
         """
-        unsaved = runner.unsaved
-        if not unsaved:
+        tail = self._fresh(runner)
+        if not tail.messages:
             return
         try:
-            await self.store.append(TranscriptTail(scope=self.scope, session_id=self.session_id,
-                                                   start=runner.transcript_position,
-                                                   messages=unsaved))
+            await self.store.append(tail)
         except StoreError as lost:
             await _shielded(self._give_up(applied=True))
             raise OutcomeUnknown(
                 f"pause {self.jti}: a tool ran but its result could not be stored ({lost}); the "
                 "turn stopped and is interrupted: recover it", jti=self.jti) from lost
-        runner.stored(len(unsaved))
+        runner.stored(len(tail.messages))
+
+    def _fresh(self, runner: InvocationRunner) -> TranscriptTail:
+        """The runner's unsaved messages past :attr:`stored_upto` (those before it are marked
+        stored: an earlier attempt of this segment stored them, and the replay repeats them)."""
+        replayed = max(0, min(len(runner.unsaved), self.stored_upto - runner.transcript_position))
+        if replayed:
+            runner.stored(replayed)
+        return TranscriptTail(scope=self.scope, session_id=self.session_id,
+                              start=runner.transcript_position, messages=runner.unsaved)
 
     async def _record(self, terminal: RunEvent, runner: InvocationRunner) -> None:
         if isinstance(terminal, Completed):
             finish = Finish(jti=self.jti, status="completed", finished_at=self.clock(),
                             outcome={"output": terminal.output, "run_id": terminal.run_id,
                                      "usage": terminal.usage.to_dict()})
-            await self._record_completion(finish, TranscriptTail(
-                scope=self.scope, session_id=self.session_id, start=runner.transcript_position,
-                messages=runner.unsaved))
+            await self._record_completion(finish, self._fresh(runner))
         elif isinstance(terminal, Paused) and terminal.interrupt.resumable:
             self._settled = True  # the new pause recorded ``paused_again`` in its own commit
         else:

@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from symfonic.agent import Agent, AgentSpec, RunOutcome
 from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
@@ -34,7 +35,7 @@ from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.platform.claimed import DEFAULT_LEASE
-from symfonic.platform.continuation import AgentNotServed
+from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable
 from symfonic.platform.conversations import conversation_upto
 from symfonic.platform.resuming import LedgerContinuation, reachable
 from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
@@ -43,6 +44,10 @@ from symfonic.services.conversation import StoreError
 from symfonic.services.ledger import Listing
 from symfonic.services.outbox import Outbox
 from symfonic.stores.opening import Store, open_store, resolve_url
+
+if TYPE_CHECKING:
+    from symfonic.workers.options import WorkerOptions
+    from symfonic.workers.runs import RunHandle, Workers
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
 AGENT_CACHE_SIZE = 1024
@@ -58,12 +63,13 @@ class Host:
                  agents: Sequence[AgentSpec], keys: TokenKeys,
                  clock: Callable[[], float] = time.time,
                  claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE),
-                 notifications: bool = False) -> None:
+                 notifications: bool = False, workers: int | WorkerOptions | None = None) -> None:
         names = [spec.name for spec in agents]
         if len(set(names)) != len(names):
             raise ValueError(f"two agents share a name: {names}")
         self.url = None if store is not None else resolve_url(url)
         self._store = store
+        self._workers: Workers | None = None
         self._specs = {spec.name: spec for spec in agents}
         self._keys = keys
         self._clock = clock
@@ -78,13 +84,15 @@ class Host:
         """Whether this host's pauses write a notification to the outbox (read at each run)."""
         self.transcripts = CachedTranscripts(self.store)
         """Every agent's and every resume's view of the transcripts (read once per host)."""
+        if workers is not None:  # DBOS is imported only for a host with workers
+            self.enable_workers(workers)
 
     @classmethod
     def open(cls, url: str | None = None, *, agents: Sequence[AgentSpec],
              secret: str | None = None, previous_secrets: Iterable[str] = (),
              clock: Callable[[], float] = time.time,
              claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE),
-             notifications: bool = False) -> Host:
+             notifications: bool = False, workers: int | WorkerOptions | None = None) -> Host:
         """Compose a host over the database ``url`` (default: ``$SYMFONIC_DATABASE_URL``, else
         ``sqlite:///.symfonic/symfonic.db``).
 
@@ -98,17 +106,62 @@ class Host:
             notifications: Write a notification to the outbox with every pause, for webhooks to
                 deliver (from this process or any other on the same database). Off by default:
                 a pause then writes nothing more than its own rows.
+            workers: Run background turns (``agent.submit``, ``host.workers.resume``) on DBOS
+                (``pip install 'symfonic[workers]'``): ``N`` runs up to N segments at once in this
+                process, ``0`` only submits and watches them (other processes run them), a
+                :class:`~symfonic.workers.WorkerOptions` sets the limits. None: no background runs.
         """
         secret = secret or os.environ.get(SECRET_VARIABLE)
         if not secret:
             raise ValueError(f"a host needs a secret to sign pause tokens: pass secret=... or "
                              f"set ${SECRET_VARIABLE}")
         return cls(url=url, agents=agents, keys=TokenKeys(secret, previous_secrets), clock=clock,
-                   claim_lease=claim_lease, notifications=notifications)
+                   claim_lease=claim_lease, notifications=notifications, workers=workers)
 
     async def start(self) -> Host:
         await self.store()
+        if self._workers is not None and not self._workers.started:
+            await self._workers.start()
         return self
+
+    def enable_workers(self, workers: int | WorkerOptions) -> None:
+        """Give a host that is not started yet background runs (what ``Host.open(...,
+        workers=...)`` does; ``symfonic worker`` and ``serve`` use it on an app's host).
+
+        Its agents' model and tool calls become steps when they run in a background segment
+        (:mod:`symfonic.workers.steps`); elsewhere they run as before. DBOS is imported here.
+        """
+        from symfonic.workers.options import WorkerOptions
+        from symfonic.workers.runs import Workers
+        from symfonic.workers.steps import durable_spec
+
+        if self._agents or (self._workers is not None and self._workers.started):
+            raise RuntimeError("enable workers before the host starts or serves an agent")
+        self._workers = Workers(self, WorkerOptions.of(workers))
+        self._specs = {name: durable_spec(spec) for name, spec in self._specs.items()}
+
+    @property
+    def worker_options(self) -> WorkerOptions | None:
+        """How the host runs background turns; None without workers."""
+        return None if self._workers is None else self._workers.options
+
+    @property
+    def workers(self) -> Workers:
+        """The host's background runs (``Host.open(..., workers=...)``), started with the host.
+
+        Raises:
+            ContinuationUnavailable: the host was opened without workers, or not started yet.
+        """
+        if self._workers is None or not self._workers.started:
+            raise ContinuationUnavailable(
+                "background runs need a started host with workers: Host.open(..., workers=N) "
+                "(pip install 'symfonic[workers]'), then await host.start()")
+        return self._workers
+
+    @property
+    def claim_lease(self) -> float:
+        """Seconds a resume's claim holds without renewal."""
+        return self._lease
 
     async def __aenter__(self) -> Host:
         return await self.start()
@@ -280,6 +333,8 @@ class Host:
         return self._clock()
 
     async def close(self) -> None:
+        if self._workers is not None and self._workers.started:
+            await self._workers.close()
         for agent in self._agents.values():
             await agent.close()
         if self._store is not None:
@@ -315,6 +370,9 @@ class _HostRuntime:
             binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store,
             new_checkpoint_id=store.new_checkpoint_id, clock=self._host.now,
             resumed_from=resumed_from, notify=self._host.notifications))
+
+    async def submit(self, agent: str, input: str | None, *, session_id: str) -> RunHandle:
+        return await self._host.workers.submit(agent, self._scope, input, session_id=session_id)
 
     async def session_paused(self, scope: Scope, session_id: str) -> bool:
         store = await self._host.store()

@@ -48,7 +48,7 @@ from symfonic.platform.recovery import interactions, recovered_round
 from symfonic.platform.tickets import LedgerTicket, ticket_of
 from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptService
 from symfonic.services.ledger import PauseRecord
-from symfonic.services.turn_state import TurnState, resolution_to_dict
+from symfonic.services.turn_state import TurnState, resolution_from_dict, resolution_to_dict
 
 if TYPE_CHECKING:
     from symfonic.stores.opening import Store
@@ -165,7 +165,14 @@ class LedgerContinuation:
             ContinuationUnavailable: the store could not be reached in time (nothing ran).
         """
         with reachable():
-            return await self._resume_stream(token, answer, answered_by)
+            return await self._resume_stream(token, answer, answered_by, None)
+
+    async def resume_run_stream(self, token: str, answer: Any, *, run_id: str,
+                                answered_by: str | None = None) -> ClaimedStream:
+        """:meth:`resume_stream` as the run ``run_id``: a background resume names its run, so
+        that a replay of it on another worker (:meth:`takeover_stream`) is the same run."""
+        with reachable():
+            return await self._resume_stream(token, answer, answered_by, run_id)
 
     async def _paused(self, token: str) -> tuple[PauseClaims, Scope, Agent, Store, PauseRecord,
                                                  TurnState | None]:
@@ -183,7 +190,8 @@ class LedgerContinuation:
         record, state = await _both(self._record(store, claims), store.load_state(claims.checkpoint))
         return claims, scope, agent, store, record, state
 
-    async def _resume_stream(self, token: str, answer: Any, answered_by: str | None) -> ClaimedStream:
+    async def _resume_stream(self, token: str, answer: Any, answered_by: str | None,
+                             run_id: str | None) -> ClaimedStream:
         claims, scope, agent, store, record, state = await self._paused(token)
         if record.status != "outstanding":
             _refuse(record, self._clock())
@@ -259,6 +267,46 @@ class LedgerContinuation:
         claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
                               session_id=state.session_id, clock=self._clock, lease=self._lease)
         return claimed.events(turn, history, resume)
+
+    async def takeover_stream(self, token: str, *, run_id: str) -> ClaimedStream:
+        """Run again, as the very same segment, a resume whose process died after its claim.
+
+        For a replaying executor (``symfonic.workers``): unlike :meth:`recover_stream`, the turn
+        restarts from the pause with the decision the claim stored, exactly as the first attempt
+        ran it, because the replay's model replies and tool results come from that attempt's
+        recorded steps; what the first attempt stored is not appended again. The ledger decides:
+        only an ``interrupted`` pause (its lease lapsed) is taken over, by one ``reclaim``.
+
+        Raises:
+            RecoveryRefused: the claim is still live (``claimed``: retry once its lease lapsed) or
+                the pause is ``outstanding`` (the first attempt died before its claim: resume).
+            UnknownPauseToken: a bad token, or the turn finished (``PauseAlreadyResumed``).
+        """
+        with reachable():
+            claims, scope, agent, store, record, state = await self._paused(token)
+            now = self._clock()
+            status = record.status_at(now)
+            if status != "interrupted" or record.decision is None:
+                if status in ("outstanding", "claimed", "interrupted"):
+                    raise RecoveryRefused(f"pause {claims.jti} is {status}", status=status)
+                _refuse(record, now)
+            state, call = _paused_call(claims, state, scope)
+            request = TurnRequest(run_id=run_id, root_run_id=state.root_run_id,
+                                  session_id=state.session_id, thread_id=state.thread_id,
+                                  scope=scope)
+            turn = prepare_turn(agent, request, resumed_from=claims.jti)
+            history, stored = await _both(
+                self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
+                self._transcripts.load(scope, state.session_id))
+            claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
+            if not claim.won:
+                _refuse(claim.record, now) if claim.record else _unknown(claims.jti)
+            resume = RoundResume(round=state.round, usage=state.usage, resolved={
+                **state.resolved, call.id: resolution_from_dict(record.decision)})
+            claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
+                                  session_id=state.session_id, clock=self._clock,
+                                  lease=self._lease, stored_upto=len(stored))
+            return claimed.events(turn, history, resume)
 
     async def _record(self, store: Store, claims: PauseClaims) -> PauseRecord:
         record = await store.get(claims.jti)

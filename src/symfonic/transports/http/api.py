@@ -15,12 +15,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as PathParam
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from symfonic.services.ledger import Listing
 from symfonic.transports.http.auth import ApiKey
 from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.schemas import (
+    Accepted,
     AlreadyResumedProblem,
     InvalidProblem,
     Outcome,
@@ -30,9 +31,10 @@ from symfonic.transports.http.schemas import (
     Revoked,
     RunRequest,
     Ticket,
+    accepted_body,
     ticket_body,
 )
-from symfonic.transports.http.service import permitted, run_response, service_of
+from symfonic.transports.http.service import Service, permitted, run_response, service_of
 from symfonic.transports.http.strict_json import StrictJSONRoute
 
 router = APIRouter(route_class=StrictJSONRoute)
@@ -70,13 +72,28 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 TokenParam = Annotated[str, PathParam(description="The pause token, as a run or listing gave it.")]
 
 
+_QUEUED: dict[int | str, dict[str, Any]] = {
+    202: {"model": Accepted, "description": "Queued (``\"background\": true``)."}}
+
+
+def _check_background(service: Service) -> None:
+    """Refuse ``"background": true`` on a host without workers: the request asks for what this
+    service does not offer (422 ``background_unavailable``), and nothing was started."""
+    if service.host.worker_options is None:
+        raise Refusal(422, "background_unavailable", "this service runs no background turns: "
+                      "serve a host with workers (Host.open(..., workers=...))")
+
+
 @router.post("/v1/agents/{name}/runs", response_model=Outcome, tags=["runs"],
              operation_id="start_run", summary="Start a run",
-             responses={200: _STREAM, **_errors(401, 403, 404, 409, 413, 422, 503)})
+             responses={200: _STREAM, **_QUEUED, **_errors(401, 403, 404, 409, 413, 422, 503)})
 async def start_run(name: Annotated[str, PathParam(description="The agent's name.")],
                     body: RunRequest, request: Request,
                     key: Annotated[ApiKey, Depends(permitted("runs"))]) -> Response:
     """Run a turn of agent ``name`` in the key's tenant.
+
+    With ``"background": true``: 202 with the run's id at once; a worker runs it (follow it at
+    ``GET /v1/runs/{id}``).
 
     The outcome is ``completed`` (``output``), ``paused`` (``interrupt``: the question and its
     token) or ``failed``. 409 ``session_awaiting_answer`` when the session's last turn is paused:
@@ -86,6 +103,10 @@ async def start_run(name: Annotated[str, PathParam(description="The agent's name
     agent = service.host.agent(name, key.scope)
     service.check_accepting()
     session_id = body.session_id or uuid.uuid4().hex
+    if body.background:
+        _check_background(service)
+        handle = await agent.submit(body.input, session_id=session_id)
+        return JSONResponse(accepted_body(handle.id, service.base(request)), status_code=202)
     feed = service.pump.start(agent.stream(body.input, session_id=session_id))
     return await run_response(feed, request, service)
 
@@ -127,7 +148,7 @@ async def get_pause(token: TokenParam, request: Request,
 
 @router.post("/v1/pauses/{token}/resume", response_model=Outcome, tags=["pauses"],
              operation_id="resume_pause", summary="Answer a pause",
-             responses={200: _STREAM, **_errors(400, 401, 403, 404, 409, 410, 413, 422, 503)})
+             responses={200: _STREAM, **_QUEUED, **_errors(400, 401, 403, 404, 409, 410, 413, 422, 503)})
 async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
                        key: Annotated[ApiKey, Depends(permitted("pauses:answer"))]) -> Response:
     """Answer the pause and continue its turn, at most once.
@@ -135,11 +156,16 @@ async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
     An answer that fails the schema (422) leaves the pause answerable. A second resume is 409
     ``pause_already_resumed`` with the first one's ``status`` and ``outcome``. Once accepted, the
     turn runs to its end even if the client disconnects. The key's id is stored as who answered
-    (the inbox's recent decisions show it).
+    (the inbox's recent decisions show it). With ``"background": true``: 202 with a run id, the
+    answer checked first; a worker continues the turn.
     """
     service = service_of(request)
     service.check_tenant(token, key.tenant)
     service.check_accepting()  # before the claim: a claimed pause must get its turn
+    if body.background:
+        _check_background(service)
+        handle = await service.host.workers.resume(token, body.answer, answered_by=key.id)
+        return JSONResponse(accepted_body(handle.id, service.base(request)), status_code=202)
     events = await service.host.continuation.resume_stream(token, body.answer,
                                                            answered_by=key.id)
     return await run_response(service.pump.start(events), request, service)

@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from symfonic.platform.host import Host
 from symfonic.services.outbox import PAUSE_CREATED, Notification
-from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages
+from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages, runs
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
 from symfonic.transports.http.schemas import Ticket, resume_url
@@ -108,6 +108,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=max_body)
     app.include_router(api.router)
+    app.include_router(runs.router)
     app.include_router(inbox.router)
     app.include_router(inbox_events.router)
     docs_ui.install(app)

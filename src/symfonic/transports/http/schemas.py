@@ -30,6 +30,8 @@ class RunRequest(BaseModel):
         default=None, pattern=SESSION_PATTERN,
         description="The conversation to continue; a new one when omitted. Sessions belong to "
                     "the key's tenant: the same id in another tenant is another conversation.")
+    background: bool = Field(default=False, description="Queue the run for a worker and answer "
+                             "202 with its id at once (GET /v1/runs/{id} to follow it).")
 
 
 class ResumeRequest(BaseModel):
@@ -39,6 +41,8 @@ class ResumeRequest(BaseModel):
     answer: Any = Field(description="For an approval: {\"approved\": true}, {\"approved\": false, "
                                     "\"reason\": \"...\"} or {\"approved\": true, \"arguments\": "
                                     "{...}}; for ask_user: a non-empty string.")
+    background: bool = Field(default=False, description="Queue the resumed turn for a worker and "
+                             "answer 202 with its run id; the answer is checked first (422).")
 
 
 class Interrupt(BaseModel):
@@ -168,3 +172,32 @@ def event_body(event: RunEvent, base: str) -> dict[str, Any]:
     if event.kind == "paused":
         data["interrupt"] = interrupt_body(event.interrupt, base).model_dump(mode="json")
     return data
+
+
+class Accepted(BaseModel):
+    """202: a background run was queued."""
+
+    run_id: str
+    status: Literal["queued"] = "queued"
+    run_url: str
+    events_url: str
+
+
+class Run(BaseModel):
+    """A background run (``GET /v1/runs/{id}``)."""
+
+    run_id: str
+    agent: str
+    status: Literal["queued", "running", "paused", "completed", "failed", "cancelled"]
+    outcome: Outcome | None = Field(default=None, description="Once it ended; for a pause, "
+                                    "``outcome.interrupt.token`` answers it.")
+    error: str | None = Field(default=None, description="Why it failed without an outcome.")
+
+
+class Cancelled(BaseModel):
+    cancelled: bool = Field(description="False when the run had already ended.")
+
+
+def accepted_body(run_id: str, base: str) -> dict[str, Any]:
+    url = f"{base.rstrip('/')}/v1/runs/{run_id}"
+    return Accepted(run_id=run_id, run_url=url, events_url=f"{url}/events").model_dump(mode="json")

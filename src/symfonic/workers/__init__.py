@@ -1,0 +1,19 @@
+"""Background runs on DBOS workers (``pip install 'symfonic[workers]'``).
+
+``Host.open(..., workers=N)`` starts DBOS with the host: turn segments (a new run, a resume) are
+queued as DBOS workflows and run by this process (``N`` at once per agent) or by any
+``symfonic worker`` on the same database. Model calls and tool calls are steps, so a worker that
+dies mid-turn is replayed by another without asking the model again for what it answered, or
+running a tool again that finished (:mod:`.steps`); symfonic's ledger stays the authority on every
+pause (:mod:`.engine`). Dead workers are found by :mod:`.liveness`; runs are submitted and watched
+through :mod:`.runs`.
+
+Only :class:`WorkerOptions` is imported here, so naming it costs nothing; DBOS is imported when
+a host with workers is made.
+"""
+
+from __future__ import annotations
+
+from symfonic.workers.options import WorkerOptions
+
+__all__ = ["WorkerOptions"]

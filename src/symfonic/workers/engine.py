@@ -1,0 +1,192 @@
+"""The DBOS side of background runs: the system database, the queues and the two workflows.
+
+A background *segment* is one DBOS workflow: ``symfonic.run`` (a new turn) or ``symfonic.resume``
+(a pause answered). Its workflow id is the run's id, and a resume's derives from the pause it
+resumes (``resume_<pause id>``), so two submissions of one answer are one workflow, and DBOS
+never runs one workflow on two workers at once. symfonic's ledger stays the authority on the
+pause itself: the segment claims it like any resume, and a replay takes it over only once the
+ledger says the first attempt's lease lapsed (:meth:`LedgerContinuation.takeover_stream`).
+
+Each event of the turn is written to the workflow's DBOS stream ``events`` as it happens (a
+workflow operation, so a replay does not write it twice); the segment's outcome is its return
+value. Model and tool calls are steps (:mod:`symfonic.workers.steps`).
+
+DBOS is a process singleton: one host with workers per process. The workflows run on the event
+loop that started the host (DBOS submits to the loop that launched it), so they share the host's
+store and its connection pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from dbos import DBOS, DBOSConfig
+
+from symfonic.agent import RunOutcome, collect
+from symfonic.errors import SymfonicError
+from symfonic.kernel.events import RunEvent
+from symfonic.kernel.scope import Scope
+from symfonic.platform.claimed import ClaimedStream
+from symfonic.platform.continuation import RecoveryRefused
+from symfonic.stores.opening import pool_options
+from symfonic.workers.options import WorkerOptions
+
+if TYPE_CHECKING:
+    from symfonic.platform.host import Host
+
+logger = logging.getLogger("symfonic.workers")
+EVENTS = "events"
+"""The DBOS stream of a segment's events, in order; its offsets are the SSE event ids."""
+QUEUE_PREFIX = "symfonic."
+_BOUND: list[Host] = []
+"""The process's host with workers, which the workflows run on (at most one: DBOS is one per
+process)."""
+
+
+def queue_of(agent: str) -> str:
+    return f"{QUEUE_PREFIX}{agent}"
+
+
+def system_database_url(store_url: str) -> str:
+    """DBOS's database for a symfonic store: a sibling SQLite file, or the same PostgreSQL
+    database (DBOS keeps its tables in their own schema)."""
+    scheme, _, rest = store_url.partition("://")
+    if scheme == "sqlite":
+        path = rest[1:] if rest.startswith("/") else rest
+        base, _, _ = path.rpartition(".") if "." in os.path.basename(path) else (path, "", "")
+        return f"sqlite:///{base}.dbos.sqlite"
+    if scheme in ("postgresql", "postgres"):
+        return pool_options(store_url)[0]
+    raise ValueError(f"background runs need a SQLite or PostgreSQL store, not {store_url!r}: "
+                     "pass WorkerOptions(system_database_url=...)")
+
+
+def default_executor_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+async def launch(host: Host, options: WorkerOptions, executor_id: str) -> None:
+    """Start DBOS for ``host`` on the running event loop; its queues listened to when the host
+    runs segments (``concurrency > 0``).
+
+    Raises:
+        RuntimeError: another host of this process has workers (DBOS is a process singleton).
+    """
+    if _BOUND:
+        raise RuntimeError("one host with workers per process: DBOS is a process singleton")
+    if host.url is None:
+        raise ValueError("background runs need a host opened from a database URL")
+    config: DBOSConfig = {
+        "name": "symfonic", "executor_id": executor_id, "log_level": "WARNING",
+        "system_database_url": options.system_database_url or system_database_url(host.url),
+        "notification_listener_polling_interval_sec": 0.1,
+    }
+    DBOS(config=config)
+    try:
+        DBOS.listen_queues([queue_of(name) for name in host.specs] if options.concurrency else [])
+        DBOS.launch()
+        per_worker = options.concurrency or None
+        if per_worker and options.per_agent:
+            per_worker = min(per_worker, options.per_agent)
+        for name in host.specs:
+            await DBOS.register_queue_async(queue_of(name), worker_concurrency=per_worker,
+                                global_concurrency=options.per_agent,
+                                partition_concurrency=options.per_tenant,
+                                polling_interval_sec=options.polling_interval,
+                                on_conflict="always_update")
+    except BaseException:
+        DBOS.destroy()
+        raise
+    _BOUND.append(host)
+
+
+def shutdown() -> None:
+    """Stop DBOS; a segment still running is left to be recovered (see ``liveness``)."""
+    _BOUND.clear()
+    DBOS.destroy()
+
+
+def _host() -> Host:
+    if not _BOUND:
+        raise RuntimeError("no host with workers is running in this process")
+    return _BOUND[0]
+
+
+@DBOS.workflow(name="symfonic.run")
+async def run_segment(agent: str, tenant: str, input: str | None, session_id: str) -> RunOutcome:
+    """A new turn of ``agent`` in ``tenant``'s session, as a background run."""
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    try:
+        events = _host().agent(agent, Scope(tenant=tenant)).stream(
+            input, session_id=session_id, run_id=run_id)
+        return await _published(events)
+    except SymfonicError as refused:  # refused before it ran (a session awaiting an answer)
+        return await _refused(refused, run_id, session_id)
+
+
+@DBOS.workflow(name="symfonic.resume")
+async def resume_segment(token: str, answer: Any, answered_by: str | None) -> RunOutcome:
+    """The pause ``token`` answered with ``answer``, its turn continued, as a background run.
+
+    A step marks that an attempt reached the claim. A replay that finds it recorded knows the
+    pause may be claimed by this very segment, and asks the ledger: still ``outstanding`` (the
+    first attempt died before its claim committed) resumes it; ``claimed`` waits for the lease to
+    lapse; ``interrupted`` is taken over, once, by one ``reclaim``.
+    """
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    host = _host()
+    first: list[bool] = []
+
+    async def claiming() -> bool:
+        first.append(True)
+        return True
+
+    await DBOS.run_step_async({"name": "symfonic.claiming"}, claiming)
+    try:
+        if first:
+            stream = await host.continuation.resume_run_stream(
+                token, answer, answered_by=answered_by, run_id=run_id)
+        else:
+            stream = await _taken_over(host, token, answer, answered_by, run_id)
+        return await _published(stream)
+    except SymfonicError as refused:
+        return await _refused(refused, run_id, "")
+
+
+async def _taken_over(host: Host, token: str, answer: Any, answered_by: str | None,
+                      run_id: str) -> ClaimedStream:
+    """The replayed segment's stream, once the ledger lets it continue the turn."""
+    while True:
+        try:
+            return await host.continuation.takeover_stream(token, run_id=run_id)
+        except RecoveryRefused as refused:
+            if refused.status == "outstanding":
+                return await host.continuation.resume_run_stream(
+                    token, answer, answered_by=answered_by, run_id=run_id)
+            # claimed: the first attempt's lease has not lapsed yet (or it is still alive)
+            await asyncio.sleep(max(0.2, min(2.0, host.claim_lease / 10)))
+
+
+async def _published(events: AsyncIterator[RunEvent]) -> RunOutcome:
+    async def written() -> AsyncIterator[RunEvent]:
+        async for event in events:
+            await DBOS.write_stream_async(EVENTS, event)
+            yield event
+
+    outcome = await collect(written())
+    await DBOS.close_stream_async(EVENTS)
+    return outcome
+
+
+async def _refused(refused: SymfonicError, run_id: str, session_id: str) -> RunOutcome:
+    await DBOS.close_stream_async(EVENTS)
+    return RunOutcome(status="failed", run_id=run_id, session_id=session_id,
+                      error=str(refused), error_type=type(refused).__name__)

@@ -1,0 +1,194 @@
+"""Submitting background runs and watching them: :class:`Workers` and :class:`RunHandle`.
+
+Runs are submitted through the agent (``agent.submit(input, session_id=...)``), as they are run
+(``agent.run``): an agent is bound to its scope, so a run's tenant is never an argument that could
+be wrong. A resume is submitted through the host's workers (``host.workers.resume(token,
+answer)``), as the continuation takes it: the scope comes from the token. Every refusal a
+synchronous resume gives before its claim (a bad token, an expired, revoked or answered pause,
+an invalid answer) is raised by the submission itself, before anything is queued.
+
+A run's state is DBOS's workflow status read through symfonic's words: ``queued`` (waiting for a
+worker or a limit), ``running``, then the outcome's ``paused``, ``completed`` or ``failed``, or
+``cancelled``. A run id of another tenant reads as no run at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from dbos import (
+    DBOS,
+    SetEnqueueOptions,
+    SetWorkflowAttributes,
+    SetWorkflowID,
+    WorkflowHandleAsync,
+    WorkflowStatus,
+)
+from dbos._error import DBOSStreamTimeoutError
+
+from symfonic.agent import RunOutcome
+from symfonic.kernel.events import RunEvent
+from symfonic.kernel.scope import Scope
+from symfonic.platform.continuation import PauseAlreadyResumed
+from symfonic.workers import engine
+from symfonic.workers.liveness import Liveness
+from symfonic.workers.options import WorkerOptions
+
+if TYPE_CHECKING:
+    from symfonic.platform.host import Host
+
+__all__ = ["RunHandle", "RunState", "RunStatus", "Workers"]
+
+RunStatus = Literal["queued", "running", "paused", "completed", "failed", "cancelled"]
+TENANT, AGENT = "symfonic.tenant", "symfonic.agent"
+_STATES: dict[str, RunStatus] = {"ENQUEUED": "queued", "DELAYED": "queued", "PENDING": "running",
+                                 "CANCELLED": "cancelled", "ERROR": "failed",
+                                 "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunState:
+    """Where a background run stands.
+
+    Attributes:
+        outcome: Once it ended: how (its ``interrupt`` holds the pause token when paused).
+        error: Why it failed when it has no outcome (the workflow itself raised).
+    """
+
+    id: str
+    agent: str
+    status: RunStatus
+    outcome: RunOutcome | None = None
+    error: str | None = None
+
+
+class Workers:
+    """A host's background runs: DBOS started with the host, stopped with it."""
+
+    def __init__(self, host: Host, options: WorkerOptions) -> None:
+        self._host = host
+        self.options = options
+        self.executor_id = options.executor_id or engine.default_executor_id()
+        self._liveness: Liveness | None = None
+        self.started = False
+
+    async def start(self) -> None:
+        await engine.launch(self._host, self.options, self.executor_id)
+        self.started = True
+        if self.options.concurrency:
+            self._liveness = Liveness(self._host, self.executor_id, self.options.liveness_interval)
+            await self._liveness.start()
+
+    async def close(self) -> None:
+        self.started = False
+        if self._liveness is not None:
+            await self._liveness.close()
+        await asyncio.to_thread(engine.shutdown)
+
+    async def submit(self, agent: str, scope: Scope, input: str | None, *,
+                     session_id: str) -> RunHandle:
+        """Queue a new turn of ``agent`` (see ``Agent.submit``)."""
+        self._host.agent(agent, scope)  # AgentNotServed before anything is queued
+        run_id = f"run_{uuid.uuid4().hex}"
+        with SetWorkflowID(run_id), SetEnqueueOptions(queue_partition_key=scope.tenant), \
+                SetWorkflowAttributes(_attributes(agent, scope)):
+            await DBOS.enqueue_workflow_async(engine.queue_of(agent), engine.run_segment, agent,
+                                              scope.tenant, input, session_id)
+        return RunHandle(id=run_id, agent=agent, scope=scope)
+
+    async def resume(self, token: str, answer: Any, *, answered_by: str | None = None) -> RunHandle:
+        """Queue the answer to a pause; its turn continues on a worker, at most once.
+
+        Raises:
+            UnknownPauseToken: by subclass, as ``continuation.resume`` (``PauseAlreadyResumed``
+                also when a background resume of it is already queued or running).
+            AnswerInvalid: the answer does not fit the pause; nothing was queued.
+        """
+        ticket = await self._host.continuation.ticket(token)
+        if ticket.status != "outstanding":
+            raise PauseAlreadyResumed(f"pause {ticket.jti} was already resumed ({ticket.status})",
+                                      status=ticket.status, outcome=ticket.outcome)
+        interaction = self._host.continuation.interaction(ticket)
+        if interaction is not None:
+            interaction.check_answer(answer)
+        run_id = f"resume_{ticket.jti}"
+        if await DBOS.get_workflow_status_async(run_id) is not None:
+            raise PauseAlreadyResumed(f"pause {ticket.jti} is already being resumed",
+                                      status="claimed")
+        with SetWorkflowID(run_id), SetEnqueueOptions(queue_partition_key=ticket.scope.tenant), \
+                SetWorkflowAttributes(_attributes(ticket.agent, ticket.scope)):
+            await DBOS.enqueue_workflow_async(engine.queue_of(ticket.agent),
+                                              engine.resume_segment, token, answer, answered_by)
+        return RunHandle(id=run_id, agent=ticket.agent, scope=ticket.scope)
+
+    async def run(self, run_id: str, scope: Scope) -> RunHandle | None:
+        """The background run ``run_id`` of ``scope``; None when there is none in that scope."""
+        status = await DBOS.get_workflow_status_async(run_id)
+        attributes = (status.attributes if status is not None else None) or {}
+        if attributes.get(TENANT) != scope.tenant or not isinstance(attributes.get(AGENT), str):
+            return None
+        return RunHandle(id=run_id, agent=attributes[AGENT], scope=scope)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunHandle:
+    """A background run, by id: its state, its outcome, its events; cancel it."""
+
+    id: str
+    agent: str
+    scope: Scope
+
+    async def state(self) -> RunState:
+        status = await DBOS.get_workflow_status_async(self.id)
+        assert status is not None  # a handle is only made for a workflow that exists
+        return _state(self.id, self.agent, status)
+
+    async def result(self) -> RunOutcome:
+        """The outcome, once the run ended (waits for it).
+
+        Raises:
+            RuntimeError: the run was cancelled, or its workflow raised (its ``error``).
+        """
+        handle: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(self.id)
+        outcome = await handle.get_result()
+        if not isinstance(outcome, RunOutcome):
+            raise RuntimeError(f"run {self.id} ended without an outcome: {outcome!r}")
+        return outcome
+
+    async def events(self, after: int = 0) -> AsyncIterator[tuple[int, RunEvent]]:
+        """The run's events with their positions (1, 2, ...), from just past ``after``; ends
+        with the terminal event, or at once for a run cancelled before it started."""
+        position = after
+        try:
+            async for event in DBOS.read_stream_async(self.id, engine.EVENTS, offset=after):
+                position += 1
+                yield position, event
+        except DBOSStreamTimeoutError:
+            return
+
+    async def cancel(self) -> bool:
+        """Cancel the run: a queued one never starts; a running one stops at its next step (a
+        resumed turn's pause then follows the continuation's rules). False when it had ended."""
+        if (await self.state()).status not in ("queued", "running"):
+            return False
+        await DBOS.cancel_workflow_async(self.id)
+        return True
+
+
+def _attributes(agent: str, scope: Scope) -> dict[str, Any]:
+    """What a run id is checked against: the tenant (and agent) it was submitted for, recorded
+    with the workflow (its queue and partition are cleared when it is cancelled)."""
+    return {TENANT: scope.tenant, AGENT: agent}
+
+
+def _state(run_id: str, agent: str, status: WorkflowStatus) -> RunState:
+    if status.status == "SUCCESS" and isinstance(status.output, RunOutcome):
+        return RunState(id=run_id, agent=agent, status=status.output.status,
+                        outcome=status.output)
+    error = None if status.error is None else f"{type(status.error).__name__}: {status.error}"
+    return RunState(id=run_id, agent=agent, status=_STATES.get(str(status.status), "failed"),
+                    error=error)

@@ -1,0 +1,109 @@
+"""The agents background-run tests use, importable by worker processes (``--app``).
+
+The model is a :class:`FunctionModel` that records each call it *answers* in a file (one line per
+reply: the run's session and the round), and can be told to hang mid-call (the ``block`` file
+exists), so that a test can kill a worker while it waits on the model. Tools record each run in
+the same way, so a test can count what ran, across processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from symfonic import AgentSpec, Host, HumanInteraction, ModelReply, ToolCall, tool
+from symfonic.kernel.messages import Message
+from symfonic.kernel.tooling import ToolSchema
+from symfonic.models import FunctionModel
+from symfonic.workers import WorkerOptions
+
+FOLDER_VARIABLE = "SYMFONIC_TEST_WORKERS_DIR"
+
+
+def folder() -> Path:
+    return Path(os.environ[FOLDER_VARIABLE])
+
+
+def note(kind: str, text: str) -> None:
+    with (folder() / f"{kind}.log").open("a") as log:
+        log.write(f"{text}\n")
+        log.flush()
+        os.fsync(log.fileno())
+
+
+def lines(kind: str, where: Path | None = None) -> list[str]:
+    path = (where or folder()) / f"{kind}.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+@tool
+def lookup_order(order_id: int) -> str:
+    """Look an order up."""
+    note("tools", f"lookup {order_id}")
+    return f"order {order_id}: 59.90"
+
+
+@tool
+def issue_refund(order_id: int, amount: float) -> str:
+    """Refund an amount on an order."""
+    note("tools", f"refund {order_id}")
+    return f"refunded {amount:.2f} on {order_id}"
+
+
+def policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    """Look up, then ask for approval of a refund, then answer; hangs in the call of the round
+    the ``block`` file names, while it exists."""
+    rounds = sum(1 for m in messages if m.role == "assistant")
+    user = next(m for m in reversed(messages) if m.role == "user")
+    block = folder() / "block"
+    if block.exists() and block.read_text() == str(rounds):
+        note("blocked", f"{user.content} {rounds}")
+        while block.exists():
+            time.sleep(0.01)  # a model that does not answer; the test kills the worker here
+    if rounds == 0:
+        reply = ModelReply(tool_calls=[ToolCall(id="l1", name="lookup_order",
+                                                arguments={"order_id": 42})])
+    elif rounds == 1:
+        reply = ModelReply(tool_calls=[ToolCall(id="r1", name="issue_refund",
+                                                arguments={"order_id": 42, "amount": 59.9})])
+    else:
+        reply = ModelReply(text=f"Done: {messages[-1].content}")
+    note("model", f"{user.content} {rounds}")
+    return reply
+
+
+support = AgentSpec(name="support", model=FunctionModel(policy),
+                    tools=[lookup_order, issue_refund],
+                    capabilities=[HumanInteraction(approvals=["issue_refund"])])
+
+
+async def slow_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    """Answers after the ``gate`` file is gone: the runs it serves stay running meanwhile (it
+    awaits, so one worker runs several at once)."""
+    user = next(m for m in reversed(messages) if m.role == "user")
+    note("running", user.content)
+    while (folder() / "gate").exists():  # noqa: ASYNC110 - another process removes it
+        await asyncio.sleep(0.01)
+    note("ran", user.content)
+    return ModelReply(text="ok")
+
+
+slow = AgentSpec(name="slow", model=FunctionModel(slow_policy))
+
+
+def app() -> Host:
+    """A worker's app: the store and secret from the environment, workers from
+    ``$SYMFONIC_TEST_CONCURRENCY`` (default 2) with a per-tenant cap of 2."""
+    concurrency = int(os.environ.get("SYMFONIC_TEST_CONCURRENCY", "2"))
+    return Host.open(agents=[support, slow], claim_lease=timedelta_seconds(2),
+                     workers=WorkerOptions(concurrency=concurrency, per_tenant=2,
+                                           liveness_interval=0.3))
+
+
+def timedelta_seconds(seconds: float):  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    return timedelta(seconds=seconds)
