@@ -36,6 +36,7 @@ from bench.latency import (
 from bench.models import measure_adapters
 from bench.probes import PgFloor, PgWal, SqliteFloor, SqliteWal
 from bench.profiling import profile_cycles
+from bench.queueing import QueueResult, measure_queue, queue_section, queue_table
 from bench.races import run_races
 from bench.report import LABELS, RunResults, console, fastest_langgraph, markdown
 from bench.symfonic_side import OtherHostSubject, SymfonicSubject
@@ -177,7 +178,18 @@ async def bench_races(backends: list[str], workspace: Workspace, plan: Plan,
                 + f" ({time.perf_counter() - started:.0f} s)")
 
 
-async def run(args: argparse.Namespace, command: str) -> RunResults:
+async def bench_queue(workspace: Workspace, postgres: str | None, quick: bool) -> list[QueueResult]:
+    """Background runs through DBOS workers (``bench/queueing.py``); kept beside the report's
+    results rather than in them (``RunResults`` belongs to the comparison with LangGraph)."""
+    started = time.perf_counter()
+    results = await measure_queue(workspace.root, postgres, latency_runs=5 if quick else 20,
+                                  burst=30 if quick else 200)
+    log("  " + ", ".join(f"{r.backend} x{r.workers} {r.throughput:.1f}/s" for r in results)
+        + f" ({time.perf_counter() - started:.0f} s)")
+    return results
+
+
+async def run(args: argparse.Namespace, command: str) -> tuple[RunResults, list[QueueResult]]:
     plan = Plan.quick() if args.quick else Plan.full()
     postgres = None if args.no_postgres else args.postgres
     backends = ["sqlite"] + (["postgres"] if postgres else [])
@@ -195,8 +207,10 @@ async def run(args: argparse.Namespace, command: str) -> RunResults:
         log("model adapters against the SDK alone")
         results.adapters = await measure_adapters(plan.adapter_rounds)
         log("  " + ", ".join(f"{a.adapter} {a.overhead:+.1%}" for a in results.adapters))
+        log("background runs: queue latency and throughput by worker count")
+        queue = await bench_queue(workspace, postgres, args.quick)
         results.seconds = time.perf_counter() - started
-        return results
+        return results, queue
     finally:
         workspace.close()
 
@@ -213,12 +227,13 @@ def main(argv: list[str] | None = None) -> int:
                              "run; a quick run writes nothing unless asked)")
     args = parser.parse_args(argv)
     command = " ".join(["python -m bench.run", *argv])
-    results = asyncio.run(run(args, command))
+    results, queue = asyncio.run(run(args, command))
     print(console(results))
+    print("Background runs: queue latency and throughput by worker count\n" + queue_table(queue))
     output = args.output or (None if args.quick else ROOT / "docs" / "benchmarks.md")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(markdown(results), encoding="utf-8")
+        output.write_text(markdown(results) + "\n" + queue_section(queue), encoding="utf-8")
         log(f"wrote {output}")
     return 0
 

@@ -14,10 +14,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from symfonic import AgentSpec, Host, HumanInteraction, ModelReply, ToolCall, tool
+from symfonic import AgentSpec, Host, HumanInteraction, ModelReply, Scope, ToolCall, tool
+from symfonic.kernel.events import RunEvent
 from symfonic.kernel.messages import Message
 from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
+from symfonic.tools import current_invocation
 from symfonic.workers import WorkerOptions
 
 FOLDER_VARIABLE = "SYMFONIC_TEST_WORKERS_DIR"
@@ -94,11 +96,25 @@ async def slow_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) 
 slow = AgentSpec(name="slow", model=FunctionModel(slow_policy))
 
 
+class HangingHost(Host):
+    """A host that hangs right after a turn stored its end, before the worker's DBOS records the
+    segment's: while the ``hang_end`` file names the terminal event's kind (``paused``,
+    ``completed``), so that a test can ``kill -9`` the worker in exactly that window."""
+
+    def _publish(self, event: RunEvent, scope: Scope) -> None:
+        super()._publish(event, scope)
+        hang = folder() / "hang_end"
+        if hang.exists() and hang.read_text() == event.kind:
+            note("ended", f"{event.kind} {event.run_id}")
+            while hang.exists():
+                time.sleep(0.01)
+
+
 def app() -> Host:
     """A worker's app: the store and secret from the environment, workers from
     ``$SYMFONIC_TEST_CONCURRENCY`` (default 2) with a per-tenant cap of 2."""
     concurrency = int(os.environ.get("SYMFONIC_TEST_CONCURRENCY", "2"))
-    return Host.open(agents=[support, slow], claim_lease=timedelta_seconds(2),
+    return HangingHost.open(agents=[support, slow], claim_lease=timedelta_seconds(2),
                      workers=WorkerOptions(concurrency=concurrency, per_tenant=2,
                                            liveness_interval=0.3))
 
@@ -107,3 +123,56 @@ def timedelta_seconds(seconds: float):  # type: ignore[no-untyped-def]
     from datetime import timedelta
 
     return timedelta(seconds=seconds)
+
+
+def delay() -> float:
+    return float(os.environ.get("SYMFONIC_TEST_DELAY", "0"))
+
+
+@tool
+async def check_order(order_id: int) -> str:
+    """Look an order up (slowly: a worker may be killed in it)."""
+    await asyncio.sleep(delay())
+    return f"order {order_id}: 59.90"
+
+
+@tool
+async def refund(order_id: int) -> str:
+    """Refund an order; logs its idempotency key, so a test sees a tool that ran twice."""
+    key = current_invocation().idempotency_key
+    await asyncio.sleep(delay())
+    note("refunds", key)
+    return f"refunded {order_id}"
+
+
+async def chaos_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    """Look up, ask for approval of a refund, answer; each call answered is logged with the
+    process that answered it (a worker may be killed in the call)."""
+    rounds = sum(1 for m in messages if m.role == "assistant")
+    user = next(m for m in reversed(messages) if m.role == "user")
+    await asyncio.sleep(delay())
+    if rounds == 0:
+        reply = ModelReply(tool_calls=[ToolCall(id="c1", name="check_order",
+                                                arguments={"order_id": 42})])
+    elif rounds == 1:
+        reply = ModelReply(tool_calls=[ToolCall(id="r1", name="refund",
+                                                arguments={"order_id": 42})])
+    else:
+        reply = ModelReply(text=f"Done: {messages[-1].content}")
+    note("model", f"{user.content}|{rounds}|{os.getpid()}")
+    return reply
+
+
+chaos = AgentSpec(name="chaos", model=FunctionModel(chaos_policy), tools=[check_order, refund],
+                  capabilities=[HumanInteraction(approvals=["refund"])])
+CHAOS_CAP = 6
+"""The chaos app's per-tenant limit."""
+
+
+def chaos_app() -> Host:
+    """The chaos test's app: workers from ``$SYMFONIC_TEST_CONCURRENCY`` (default 4), a
+    per-tenant cap of :data:`CHAOS_CAP`, a short lease and a quick watch for dead workers."""
+    concurrency = int(os.environ.get("SYMFONIC_TEST_CONCURRENCY", "4"))
+    return Host.open(agents=[chaos], claim_lease=timedelta_seconds(1.5),
+                     workers=WorkerOptions(concurrency=concurrency, per_tenant=CHAOS_CAP,
+                                           liveness_interval=0.3))

@@ -20,6 +20,17 @@ class Worker:
         self.process = process
         self.log = log
 
+    async def said(self, words: str, seconds: float = READY_SECONDS) -> str:
+        """The next line of its output containing ``words`` (earlier lines are skipped)."""
+        assert self.process.stdout is not None
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), seconds)
+            if not line:
+                raise AssertionError(f"the worker ended without saying {words!r}: "
+                                     f"{self.log.read_text()}")
+            if words in line.decode():
+                return line.decode()
+
     def kill(self) -> None:
         """``kill -9``: no cleanup, no lock released by the process itself."""
         self.process.send_signal(signal.SIGKILL)
@@ -34,14 +45,15 @@ class Worker:
                 await self.process.wait()
 
 
-async def start_worker(url: str, folder: Path, name: str, **env: str) -> Worker:
-    """A worker process on ``url``, returned once it says it runs."""
+async def start_worker(url: str, folder: Path, name: str, *args: str, **env: str) -> Worker:
+    """A worker process on ``url`` (``args`` added to its command line), returned once it says it
+    runs."""
     log = folder / f"{name}.stderr"
     command = shutil.which("symfonic", path=str(Path(os.sys.executable).parent))  # type: ignore[attr-defined]
     assert command is not None
     with log.open("w") as stderr:  # the child keeps its own copy
         process = await asyncio.create_subprocess_exec(
-            command, "worker", "--app", APP, "--executor-id", name, cwd=REPO,
+            command, "worker", "--app", APP, "--executor-id", name, *args, cwd=REPO,
             stdout=asyncio.subprocess.PIPE, stderr=stderr,
             env={**os.environ, "SYMFONIC_DATABASE_URL": url, "PYTHONPATH": str(REPO), **env})
     assert process.stdout is not None
@@ -58,8 +70,8 @@ async def start_worker(url: str, folder: Path, name: str, **env: str) -> Worker:
 async def workers_on(url: str, folder: Path) -> AsyncIterator[Callable[..., Awaitable[Worker]]]:
     started: list[Worker] = []
 
-    async def start(name: str, **env: str) -> Worker:
-        worker = await start_worker(url, folder, name, **env)
+    async def start(name: str, *args: str, **env: str) -> Worker:
+        worker = await start_worker(url, folder, name, *args, **env)
         started.append(worker)
         return worker
 

@@ -19,6 +19,7 @@ would be useless. It is revoked when the server stops. A reloading server stops 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import importlib.util
 import os
@@ -95,8 +96,13 @@ async def _checked_host(target: str | None, url: str | None) -> Host:
 def _with_workers(served: Host, workers: int | None) -> None:
     """Background runs for the server: on SQLite an in-process worker by default, so that one
     command serves everything; on PostgreSQL submissions only (``symfonic worker`` runs them).
-    Nothing without the ``[workers]`` extra, unless ``--workers`` asks for it."""
-    if served.worker_options is not None or not served.url:
+    Nothing without the ``[workers]`` extra, unless ``--workers`` asks for it. An app that sets
+    its own workers keeps its limits; ``--workers`` still says how many this server runs."""
+    if served.worker_options is not None:  # the app's own settings; --workers sets its share
+        if workers is not None and workers != served.worker_options.concurrency:
+            served.enable_workers(dataclasses.replace(served.worker_options, concurrency=workers))
+        return
+    if not served.url:
         return
     if importlib.util.find_spec("dbos") is None:
         if workers:

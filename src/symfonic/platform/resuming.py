@@ -198,7 +198,7 @@ class LedgerContinuation:
         state, call = _paused_call(claims, state, scope)
         spec = interaction_spec(agent, record.name)
         decision = project(spec, call, spec.check_answer(answer))
-        request = TurnRequest(run_id=uuid.uuid4().hex, root_run_id=state.root_run_id,
+        request = TurnRequest(run_id=run_id or uuid.uuid4().hex, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
                               resumed_from=claims.jti)
         turn = prepare_turn(agent, request, resumed_from=claims.jti)

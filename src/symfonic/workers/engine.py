@@ -19,6 +19,7 @@ store and its connection pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -35,7 +36,9 @@ from symfonic.kernel.scope import Scope
 from symfonic.platform.claimed import ClaimedStream
 from symfonic.platform.continuation import RecoveryRefused
 from symfonic.stores.opening import pool_options
+from symfonic.workers import replayed
 from symfonic.workers.options import WorkerOptions
+from symfonic.workers.serializing import JsonSerializer
 
 if TYPE_CHECKING:
     from symfonic.platform.host import Host
@@ -44,6 +47,10 @@ logger = logging.getLogger("symfonic.workers")
 EVENTS = "events"
 """The DBOS stream of a segment's events, in order; its offsets are the SSE event ids."""
 QUEUE_PREFIX = "symfonic."
+_RUNNING: set[str] = set()
+"""The segments this process is running now (their workflow ids), for a graceful stop."""
+_IDLE: list[asyncio.Event] = []
+"""Set when the last running segment ends (a graceful stop waits on one)."""
 _BOUND: list[Host] = []
 """The process's host with workers, which the workflows run on (at most one: DBOS is one per
 process)."""
@@ -86,7 +93,11 @@ async def launch(host: Host, options: WorkerOptions, executor_id: str) -> None:
         "name": "symfonic", "executor_id": executor_id, "log_level": "WARNING",
         "system_database_url": options.system_database_url or system_database_url(host.url),
         "notification_listener_polling_interval_sec": 0.1,
+        "serializer": JsonSerializer(),  # versioned JSON, not pickle (:mod:`.serializing`)
     }
+    pool_max = pool_options(host.url)[1].get("max_size")
+    if pool_max:  # ?pool_max=N bounds DBOS's pool too (twice symfonic's: queues, streams, steps)
+        config["sys_db_pool_size"] = 2 * int(pool_max)
     DBOS(config=config)
     try:
         DBOS.listen_queues([queue_of(name) for name in host.specs] if options.concurrency else [])
@@ -99,7 +110,11 @@ async def launch(host: Host, options: WorkerOptions, executor_id: str) -> None:
                                 global_concurrency=options.per_agent,
                                 partition_concurrency=options.per_tenant,
                                 polling_interval_sec=options.polling_interval,
-                                on_conflict="always_update")
+                                # A queue's limits live in its database row, shared by
+                                # every process: one that runs no segments (an API host)
+                                # creates it if need be but never rewrites the workers' limits.
+                                on_conflict="always_update" if options.concurrency
+                                else "never_update")
     except BaseException:
         DBOS.destroy()
         raise
@@ -110,6 +125,46 @@ def shutdown() -> None:
     """Stop DBOS; a segment still running is left to be recovered (see ``liveness``)."""
     _BOUND.clear()
     DBOS.destroy()
+
+
+def stop_dequeuing() -> None:
+    """Take no more segments from the queues; those running go on (a graceful stop's first step).
+
+    DBOS has no public switch for this: its queue threads share one stop event, which
+    ``DBOS.destroy`` sets with all the others. Setting that one alone stops dequeuing and nothing
+    else (recovery, streams and the system database stay up for the segments still running).
+    """
+    from dbos._dbos import _get_dbos_instance
+    from dbos._queue import queue_thread
+
+    for thread in _get_dbos_instance()._background_threads:
+        if getattr(thread, "_target", None) is queue_thread:
+            thread._args[0].set()  # type: ignore[attr-defined]
+
+
+def running() -> list[str]:
+    """The ids of the segments this process is running."""
+    return sorted(_RUNNING)
+
+
+async def finished(grace: float) -> list[str]:
+    """Wait up to ``grace`` seconds for this process to run no segment; those still running."""
+    if _RUNNING:
+        idle = asyncio.Event()
+        _IDLE.append(idle)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(idle.wait(), grace)
+        finally:
+            _IDLE.remove(idle)
+    return running()
+
+
+def _ended(run_id: str) -> None:
+    _RUNNING.discard(run_id)
+    if not _RUNNING:
+        for idle in _IDLE:
+            idle.set()
 
 
 def _host() -> Host:
@@ -123,9 +178,29 @@ async def run_segment(agent: str, tenant: str, input: str | None, session_id: st
     """A new turn of ``agent`` in ``tenant``'s session, as a background run."""
     run_id = DBOS.workflow_id
     assert run_id is not None
+    _RUNNING.add(run_id)
     try:
-        events = _host().agent(agent, Scope(tenant=tenant)).stream(
-            input, session_id=session_id, run_id=run_id)
+        return await _run(run_id, agent, tenant, input, session_id)
+    finally:
+        _ended(run_id)
+
+
+async def _run(run_id: str, agent: str, tenant: str, input: str | None,
+               session_id: str) -> RunOutcome:
+    host, scope = _host(), Scope(tenant=tenant)
+    first: list[bool] = []
+
+    async def starting() -> int:
+        first.append(True)
+        return await replayed.transcript_length(host, scope, session_id)
+
+    started_at = await DBOS.run_step_async({"name": "symfonic.starting"}, starting)
+    if not first:  # a replay: the turn may have stored its end before its worker died
+        stored = await replayed.stored_run(host, scope, session_id, run_id, started_at)
+        if stored is not None:
+            return stored
+    try:
+        events = host.agent(agent, scope).stream(input, session_id=session_id, run_id=run_id)
         return await _published(events)
     except SymfonicError as refused:  # refused before it ran (a session awaiting an answer)
         return await _refused(refused, run_id, session_id)
@@ -138,10 +213,20 @@ async def resume_segment(token: str, answer: Any, answered_by: str | None) -> Ru
     A step marks that an attempt reached the claim. A replay that finds it recorded knows the
     pause may be claimed by this very segment, and asks the ledger: still ``outstanding`` (the
     first attempt died before its claim committed) resumes it; ``claimed`` waits for the lease to
-    lapse; ``interrupted`` is taken over, once, by one ``reclaim``.
+    lapse; ``interrupted`` is taken over, once, by one ``reclaim``. A pause this very segment
+    already finished (completed, paused again, failed: its worker died before DBOS recorded the
+    end) is not run again: its stored outcome is returned (:mod:`.replayed`).
     """
     run_id = DBOS.workflow_id
     assert run_id is not None
+    _RUNNING.add(run_id)
+    try:
+        return await _resume(run_id, token, answer, answered_by)
+    finally:
+        _ended(run_id)
+
+
+async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None) -> RunOutcome:
     host = _host()
     first: list[bool] = []
 
@@ -155,6 +240,10 @@ async def resume_segment(token: str, answer: Any, answered_by: str | None) -> Ru
             stream = await host.continuation.resume_run_stream(
                 token, answer, answered_by=answered_by, run_id=run_id)
         else:
+            stored = await replayed.stored_resume(host, host.continuation.verify(token).jti,
+                                                  run_id)
+            if stored is not None:
+                return stored
             stream = await _taken_over(host, token, answer, answered_by, run_id)
         return await _published(stream)
     except SymfonicError as refused:

@@ -89,6 +89,16 @@ class Workers:
             await self._liveness.close()
         await asyncio.to_thread(engine.shutdown)
 
+    async def drain(self, grace: float) -> list[str]:
+        """Stop taking segments, and wait up to ``grace`` seconds for the running ones to end.
+
+        Returns the ids of those still running: stopping the process now leaves them to another
+        worker exactly as a crash would (their lock goes with the process; see :mod:`.liveness`).
+        Nothing is cancelled here: a cancelled segment would record an outcome, not be replayed.
+        """
+        engine.stop_dequeuing()
+        return await engine.finished(grace)
+
     async def submit(self, agent: str, scope: Scope, input: str | None, *,
                      session_id: str) -> RunHandle:
         """Queue a new turn of ``agent`` (see ``Agent.submit``)."""
