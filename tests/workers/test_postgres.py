@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from dbos import DBOS
 
 from symfonic import Host, Scope
@@ -16,12 +15,6 @@ from tests.workers.processes import until, workers_on
 
 SECRET = "a-long-random-secret-for-workers"
 
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(agents.FOLDER_VARIABLE, str(tmp_path))
-    monkeypatch.setenv("SYMFONIC_SECRET", SECRET)
-    return tmp_path
 
 
 def api_host(url: str) -> Host:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from symfonic import Host, Scope
 from symfonic.workers import WorkerOptions
 from tests.workers import agents
@@ -16,12 +14,6 @@ from tests.workers.processes import until, workers_on
 
 SECRET = "a-long-random-secret-for-replays"
 
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(agents.FOLDER_VARIABLE, str(tmp_path))
-    monkeypatch.setenv("SYMFONIC_SECRET", SECRET)
-    return tmp_path
 
 
 async def test_a_finished_turn_is_not_run_again_by_the_replay(folder: Path) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from symfonic import Host, Scope
 from symfonic.workers import WorkerOptions
 from tests.workers import agents
@@ -17,12 +15,6 @@ from tests.workers.processes import until, workers_on
 
 SECRET = "a-long-random-secret-for-stopping"
 
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(agents.FOLDER_VARIABLE, str(tmp_path))
-    monkeypatch.setenv("SYMFONIC_SECRET", SECRET)
-    return tmp_path
 
 
 def api_host(url: str) -> Host:

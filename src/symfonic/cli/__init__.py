@@ -13,23 +13,9 @@ example support agent. :mod:`symfonic.cli.loading` says how ``--url``, the secre
 environment meet a user's host.
 
 A user's mistake or a configuration problem prints one line on stderr and exits with a code of its
-own; only a bug shows a traceback:
-
-====  ===============  ==============================================================
-code  name             when
-====  ===============  ==============================================================
-0     ok               done
-1     bug              an unexpected exception (printed with its traceback)
-2     usage            a bad argument: unknown agent, key or delivery id, existing dir
-3     configuration    --app, secret, database URL, missing extra, environment variable
-4     refused          the token or pause is refused: unknown, forged, expired, revoked,
-                       already resumed, not interrupted, its agent changed
-5     invalid answer   the answer is not JSON where JSON was meant, or fails the schema
-6     store            the store is unreachable, or could not record an outcome
-7     port in use      ``serve`` cannot listen on the port
-8     turn failed      the turn ran and ended ``failed`` (the model or a tool failed)
-130   interrupted      Ctrl-C
-====  ===============  ==============================================================
+own; only a bug shows a traceback. The codes, one per kind of error (usage 2, configuration 3, a
+refused token 4, an invalid answer 5, the store 6, a busy port 7, a failed turn 8), are tabled in
+:mod:`~symfonic.cli.exits` and at the end of ``symfonic --help``.
 
 The modules: :mod:`~symfonic.cli.exits` (the codes, and the one line), :mod:`~symfonic.cli.loading`
 (the app), :mod:`~symfonic.cli.common` (options, running a command against the app),
