@@ -20,7 +20,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -41,7 +41,7 @@ from symfonic.platform.resuming import LedgerContinuation, reachable
 from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError
-from symfonic.services.ledger import Listing
+from symfonic.services.ledger import Listing, PauseRecord
 from symfonic.services.outbox import Outbox
 from symfonic.stores.opening import Store, open_store, resolve_url
 
@@ -243,22 +243,23 @@ class Host:
         Raises:
             ValueError: ``after`` is not a cursor of a listing.
         """
-        if not isinstance(scope, Scope):
-            raise TypeError(f"pauses are listed per Scope, not {scope!r}")
-        with reachable():
-            store, now = await self.store(), self._clock()
-            records = await store.pauses(scope, now, status=status, limit=limit,
-                                         after=None if after is None else page_after(after))
-        return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
+        position = None if after is None else page_after(after)
+        return await self._tickets(scope, lambda store, now: store.pauses(
+            scope, now, status=status, limit=limit, after=position))
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[LedgerTicket]:
         """The scope's recent decisions: its answered pauses, the latest answer first, each with
         who answered (:attr:`~LedgerTicket.answered_by`), the decision applied and its outcome."""
+        return await self._tickets(scope, lambda store, _: store.answered(scope, limit=limit))
+
+    async def _tickets(self, scope: Scope, read: Callable[[Store, float], Awaitable[
+            list[PauseRecord]]]) -> list[LedgerTicket]:
+        """The ledger rows ``read`` lists in ``scope``, as tickets with their tokens."""
         if not isinstance(scope, Scope):
             raise TypeError(f"pauses are listed per Scope, not {scope!r}")
         with reachable():
             store, now = await self.store(), self._clock()
-            records = await store.answered(scope, limit=limit)
+            records = await read(store, now)
         return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
 
     async def conversation(self, token: str) -> list[Message]:
