@@ -57,7 +57,7 @@ async def test_serve_prints_an_inbox_url_and_a_key_that_work(
     with sqlite3.connect(workdir / ".symfonic" / "symfonic.db") as db:
         stored = repr(db.execute("SELECT * FROM symfonic_api_keys").fetchall())
     assert first.key.split("_")[1] in stored
-    assert first.key not in stored and first.key.split("_")[2] not in stored
+    assert first.key not in stored and first.key.split("_", 2)[2] not in stored
     assert not (workdir / ".symfonic" / "api_keys.json").exists()
 
 
