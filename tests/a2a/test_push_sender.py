@@ -15,8 +15,9 @@ from symfonic.services.outbox import Notification
 from symfonic.services.tasks import TASK_STATUS
 from symfonic.stores.memory import MemoryStore
 from symfonic.testing.pauses import ACME, NOW, pause_issue
+from symfonic.transports.delivering import Target
 from symfonic.transports.http.server import webhook_config
-from symfonic.transports.webhook_sender import Target, WebhookSender
+from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import WebhookConfig
 from tests.http.helpers import until
 

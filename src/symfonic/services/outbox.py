@@ -86,9 +86,14 @@ class Outbox(Protocol):
         """Record the entry delivered; False when it already was (or does not exist)."""
         ...
 
-    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str) -> bool:
+    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str, *,
+                          attempts: int | None = None) -> bool:
         """Make a pending entry due again at ``next_attempt_at``, noting ``error``; False when it
-        is no longer pending (delivered or given up meanwhile)."""
+        is no longer pending (delivered or given up meanwhile).
+
+        ``attempts``, when given, replaces the count: a sender that retries within one claim (a
+        durable workflow sleeping between attempts, pushing ``next_attempt_at`` past each sleep
+        so that nobody else claims it) records the attempts it made, which ``due`` did not see."""
         ...
 
     async def give_up(self, id: str, now: float, error: str) -> bool:

@@ -189,8 +189,11 @@ class MemoryStore:
         return self._change_entry(id, lambda e: e.delivered_at is None, delivered_at=now,
                                   failed_at=None)
 
-    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str) -> bool:
-        return self._change_entry(id, _pending, next_attempt_at=next_attempt_at, last_error=error)
+    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str, *,
+                          attempts: int | None = None) -> bool:
+        counted = {} if attempts is None else {"attempts": attempts}
+        return self._change_entry(id, _pending, next_attempt_at=next_attempt_at, last_error=error,
+                                  **counted)
 
     async def give_up(self, id: str, now: float, error: str) -> bool:
         return self._change_entry(id, _pending, failed_at=now, last_error=error)

@@ -222,8 +222,10 @@ class PostgresStore(PostgresTasks):
     async def delivered(self, id: str, now: float) -> bool:
         return await self._rowcount(_S["OUTBOX_DELIVERED"], (now, id)) == 1
 
-    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str) -> bool:
-        return await self._rowcount(_S["OUTBOX_RETRY_LATER"], (next_attempt_at, error, id)) == 1
+    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str, *,
+                          attempts: int | None = None) -> bool:
+        return await self._rowcount(_S["OUTBOX_RETRY_LATER"],
+                                    (next_attempt_at, error, attempts, id)) == 1
 
     async def give_up(self, id: str, now: float, error: str) -> bool:
         return await self._rowcount(_S["OUTBOX_GIVE_UP"], (now, error, id)) == 1

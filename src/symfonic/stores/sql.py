@@ -212,8 +212,8 @@ planner may run the locking subquery again per row, and each run, no longer seei
 statement just pushed into the future, would claim further ones past the limit."""
 OUTBOX_DELIVERED = ("UPDATE symfonic_outbox SET delivered_at = ?, failed_at = NULL "
                     "WHERE id = ? AND delivered_at IS NULL")
-OUTBOX_RETRY_LATER = (f"UPDATE symfonic_outbox SET next_attempt_at = ?, last_error = ? "
-                      f"WHERE id = ? AND {PENDING}")
+OUTBOX_RETRY_LATER = (f"UPDATE symfonic_outbox SET next_attempt_at = ?, last_error = ?, "
+                      f"attempts = COALESCE(?, attempts) WHERE id = ? AND {PENDING}")
 OUTBOX_GIVE_UP = f"UPDATE symfonic_outbox SET failed_at = ?, last_error = ? WHERE id = ? AND {PENDING}"
 OUTBOX_RETRY = ("UPDATE symfonic_outbox SET failed_at = NULL, attempts = 0, next_attempt_at = ? "
                 "WHERE id = ? AND failed_at IS NOT NULL")

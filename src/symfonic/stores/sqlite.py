@@ -193,8 +193,9 @@ class SQLiteStore(SQLiteTasks):
     async def delivered(self, id: str, now: float) -> bool:
         return await self._changed(sql.OUTBOX_DELIVERED, (now, id))
 
-    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str) -> bool:
-        return await self._changed(sql.OUTBOX_RETRY_LATER, (next_attempt_at, error, id))
+    async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str, *,
+                          attempts: int | None = None) -> bool:
+        return await self._changed(sql.OUTBOX_RETRY_LATER, (next_attempt_at, error, attempts, id))
 
     async def give_up(self, id: str, now: float, error: str) -> bool:
         return await self._changed(sql.OUTBOX_GIVE_UP, (now, error, id))

@@ -92,6 +92,18 @@ class OutboxConformance:
         assert (again.notification, again.attempts, again.last_error) == (
             entry.notification, 2, "HTTP 503")
 
+    async def test_a_retry_within_one_claim_records_the_attempts_it_made(self, store: Any) -> None:
+        await store.issue(pause_issue(notify=True))
+        [entry] = await store.due(NOW)
+        id = entry.notification.id
+        assert await store.retry_later(id, NOW + 1, NOW + 50, "HTTP 502", attempts=3) is True
+        assert await store.due(NOW + 49) == []
+        [again] = await store.due(NOW + 50)
+        assert (again.attempts, again.last_error) == (4, "HTTP 502")
+        await store.give_up(id, NOW + 51, "HTTP 502")
+        [failed] = await store.failed()
+        assert failed.attempts == 4
+
     async def test_a_delivered_notification_is_never_due_again(self, store: Any) -> None:
         issue = pause_issue(notify=True)
         await store.issue(issue)

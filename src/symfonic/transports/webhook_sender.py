@@ -20,71 +20,36 @@ sender, not one per topic: ``Outbox.due`` claims whatever is due, of any topic, 
 one outbox would take each other's notifications. A notification this sender cannot deliver (a
 pause's, without webhook URLs; a topic it has no route for) is handed back for a lease, for a
 sender on the database that can: servers sharing a database should share their configuration.
+
+What one attempt does (targets, signatures, backoff) is the :class:`~.delivering.Deliverer`'s,
+shared with the DBOS deliveries a host with workers uses instead of this loop
+(:mod:`symfonic.transports.webhook_workflows`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from symfonic.errors import SymfonicError
-from symfonic.services.outbox import PAUSE_CREATED, Notification, Outbox, OutboxEntry
-from symfonic.transports.webhooks import (
-    DELIVERY_HEADER,
-    DELIVERY_ID_HEADER,
-    EVENT_HEADER,
-    SIGNATURE_HEADER,
-    DeliveryFailed,
-    Poster,
-    WebhookConfig,
-    sign,
-)
+from symfonic.services.outbox import Outbox, OutboxEntry
+from symfonic.transports.delivering import Deliverer, DocumentBuilder, Router
+from symfonic.transports.webhooks import Poster, WebhookConfig
 
-__all__ = ["DocumentBuilder", "Router", "Target", "WebhookSender"]
+__all__ = ["WebhookSender", "prune_delivered"]
 
 REMEMBERED_LANDINGS = 4096
 """Notifications for which a sender remembers the URLs that already accepted them, so that a
 retry goes only to the others (in this process; another process sends to every URL)."""
 PRUNE_EVERY = 3600.0
-PRUNE_BATCH = 500
 """Seconds between two prunings of delivered notifications by one sender."""
-MAX_ERROR_CHARS = 2000
-"""The stored ``last_error`` is cut to this: a receiver's error page is not worth keeping whole."""
+PRUNE_BATCH = 500
 logger = logging.getLogger("symfonic.webhooks")
-
-DocumentBuilder = Callable[[Notification], Awaitable[dict[str, Any] | None]]
-"""Turns a notification into the JSON document to POST, the same on every attempt; None when it
-can never be delivered (e.g. its pause is not in the ledger): it is then given up at once."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Target:
-    """One POST of a notification: where, what, and the headers of this receiver alone.
-
-    Attributes:
-        url: Where to POST.
-        document: The JSON body (signed like every delivery).
-        headers: Added to the sender's own (e.g. a token the receiver asked to see echoed).
-        key: What a retry remembers as having accepted the notification; the URL by default.
-    """
-
-    url: str
-    document: dict[str, Any]
-    headers: Mapping[str, str] = field(default_factory=dict)
-    key: str = ""
-
-
-Router = Callable[[Notification], Awaitable[list[Target] | None]]
-"""Where a notification of a routed topic goes, the same on every attempt; ``[]`` when nobody
-listens any more (it is then delivered), None when it can never be delivered (given up)."""
 
 
 class WebhookSender:
@@ -99,11 +64,9 @@ class WebhookSender:
                  post: Poster, document: DocumentBuilder, clock: Callable[[], float] = time.time,
                  jitter: Callable[[], float] = random.random) -> None:
         self.config = config
+        self.deliverer = Deliverer(config, post=post, document=document, jitter=jitter)
         self._outbox = outbox
-        self._post = post
-        self._document = document
         self._clock = clock
-        self._jitter = jitter
         self._wakeup = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._worker: asyncio.Task[None] | None = None
@@ -112,11 +75,13 @@ class WebhookSender:
         self._landed: dict[str, set[str]] = {}
         self._abandoned: list[str] = []
         self._pruned_at = -math.inf
-        self._routes: dict[str, Router] = {}
 
     def route(self, topic: str, router: Router) -> None:
         """Deliver the notifications of ``topic`` where ``router`` says, not to the webhooks."""
-        self._routes[topic] = router
+        self.deliverer.route(topic, router)
+
+    def backoff(self, attempts: int) -> float:
+        return self.deliverer.backoff(attempts)
 
     def wake(self, *_: object) -> None:
         """Look at the outbox now rather than at the next poll. Returns at once, from any thread:
@@ -176,13 +141,7 @@ class WebhookSender:
         if time.monotonic() - self._pruned_at < PRUNE_EVERY:
             return
         self._pruned_at = time.monotonic()
-        try:
-            outbox, before = await self._outbox(), self._clock() - self.config.retention
-            # In short batches (each its own transaction), so a pause's commit never waits long.
-            while await outbox.prune(before, PRUNE_BATCH) == PRUNE_BATCH:
-                pass
-        except SymfonicError as failed:  # the store is down: the next hour prunes
-            logger.warning("delivered webhook notifications could not be pruned: %s", failed)
+        await prune_delivered(self._outbox, self._clock() - self.config.retention)
 
     async def _claim(self, room: int) -> int:
         try:
@@ -211,35 +170,29 @@ class WebhookSender:
             raise
 
     async def _attempt_and_record(self, entry: OutboxEntry) -> None:
-        notification, hopeless = entry.notification, False
-        routed = notification.topic in self._routes
-        if not routed and (notification.topic != PAUSE_CREATED or not self.config.urls):
-            # Written by a process that can deliver it (webhook URLs, or a route for its topic,
-            # e.g. A2A's); this one leaves it to such a sender, on the same database, instead of
-            # giving it up or marking it delivered to nobody. The attempt counts; due again after
-            # a lease.
-            problem = ("this sender has no webhook URLs" if notification.topic == PAUSE_CREATED
-                       else f"this sender has no route for {notification.topic!r}")
-            await self._settle(lambda box, id, now: box.retry_later(
-                id, now, now + self.config.lease, problem), notification.id)
-            return
-        try:
-            targets = await self._targets(notification)
-            if targets is None:
-                problems, hopeless = ["nothing to deliver: what it announces is not recorded"], True
-            else:
-                problems = await self._post_all(entry, targets)
-        except SymfonicError as failed:  # e.g. the ledger could not be read to mint the token
-            problems = [f"the body could not be built: {failed}"]
-        except Exception as bug:  # a payload this code cannot read: retrying will not help
-            logger.exception("webhook %s: the body could not be built", notification.id)
-            problems, hopeless = [f"the body could not be built: {bug!r}"], True
+        notification, deliverer = entry.notification, self.deliverer
         id = notification.id
-        if not problems:
+        unroutable = deliverer.unroutable(notification)
+        if unroutable is not None:  # left to a sender that can; the attempt counts
+            await self._settle(lambda box, id, now: box.retry_later(
+                id, now, now + self.config.lease, unroutable), id)
+            return
+        found = await deliverer.targets(notification)
+        if found.targets is None:
+            assert found.problem is not None
+            error, hopeless = found.problem, found.hopeless
+        else:
+            landed = self._landed.setdefault(id, set())
+            if len(self._landed) > REMEMBERED_LANDINGS:
+                self._landed.pop(next(iter(self._landed)))
+            targets = [t for t in found.targets if t.landing not in landed]
+            results = await deliverer.post_all(notification, entry.attempts, targets)
+            landed.update(key for key, problem in results.items() if problem is None)
+            error, hopeless = deliverer.error(targets, results), False
+        if not error:
             self._landed.pop(id, None)
             await self._settle(lambda box, id, now: box.delivered(id, now), id)
             return
-        error = "; ".join(problems)[:MAX_ERROR_CHARS]
         if hopeless or entry.attempts >= self.config.max_attempts:
             self._landed.pop(id, None)
             logger.error("webhook %s given up after %d attempts: %s", id, entry.attempts, error)
@@ -264,55 +217,6 @@ class WebhookSender:
         timer = loop.call_later(delay, fire)
         self._timers.add(timer)
 
-    def backoff(self, attempts: int) -> float:
-        """Seconds before the attempt after ``attempts``: doubling from ``first_backoff``, capped
-        at ``max_backoff``, then scaled by a random 50-100% so that retries of many
-        notifications (after a receiver's outage) do not arrive together."""
-        config = self.config
-        plain = min(config.max_backoff, config.first_backoff * 2.0 ** min(attempts - 1, 60))
-        return plain * (0.5 + self._jitter() / 2)
-
-    async def _targets(self, notification: Notification) -> list[Target] | None:
-        router = self._routes.get(notification.topic)
-        if router is not None:
-            return await router(notification)
-        document = await self._document(notification)
-        if document is None:
-            return None
-        return [Target(url=url, document=document) for url in self.config.urls]
-
-    async def _post_all(self, entry: OutboxEntry, targets: list[Target]) -> list[str]:
-        """POST to every target that has not accepted this notification yet; what failed."""
-        notification = entry.notification
-        landed = self._landed.setdefault(notification.id, set())
-        if len(self._landed) > REMEMBERED_LANDINGS:
-            self._landed.pop(next(iter(self._landed)))
-        targets = [t for t in targets if (t.key or t.url) not in landed]
-        results = await asyncio.gather(*(self._attempt(t, entry) for t in targets))
-        landed.update(t.key or t.url for t, problem in zip(targets, results, strict=True)
-                      if problem is None)
-        return [f"{t.url}: {problem}" for t, problem in zip(targets, results, strict=True)
-                if problem]
-
-    async def _attempt(self, target: Target, entry: OutboxEntry) -> str | None:
-        """One POST; None when the receiver accepted it, else what went wrong."""
-        config, notification, url = self.config, entry.notification, target.url
-        body = json.dumps(target.document, separators=(",", ":"), sort_keys=True).encode()
-        headers = {
-            **target.headers, "Content-Type": "application/json", "User-Agent": "symfonic-webhooks",
-            EVENT_HEADER: notification.topic, DELIVERY_ID_HEADER: notification.id,
-            DELIVERY_HEADER: notification.id, "X-Symfonic-Attempt": str(entry.attempts),
-            SIGNATURE_HEADER: sign(config.secret, body, int(time.time())),
-        }
-        try:
-            async with asyncio.timeout(config.timeout):
-                status = await self._post(url, body, headers, config.timeout)
-        except DeliveryFailed as failed:
-            return str(failed) or type(failed).__name__
-        except TimeoutError:
-            return f"no answer within {config.timeout:g} s"
-        return None if 200 <= status < 300 else f"HTTP {status}"
-
     async def _settle(self, change: Callable[[Outbox, str, float], Awaitable[bool]],
                       *ids: str) -> None:
         """Record what became of deliveries. A store that fails here leaves them claimed: they
@@ -324,6 +228,18 @@ class WebhookSender:
         except SymfonicError as failed:
             logger.error("webhook outcome of %s not recorded (sent again later): %s",
                          ", ".join(ids), failed)
+
+
+async def prune_delivered(outbox: Callable[[], Awaitable[Outbox]], before: float) -> None:
+    """Delete the notifications delivered before ``before``, in short batches (each its own
+    transaction, so a pause's commit never waits long); a store that is down is left for the
+    next pruning."""
+    try:
+        store = await outbox()
+        while await store.prune(before, PRUNE_BATCH) == PRUNE_BATCH:
+            pass
+    except SymfonicError as failed:
+        logger.warning("delivered webhook notifications could not be pruned: %s", failed)
 
 
 def _report_death(worker: asyncio.Task[None]) -> None:

@@ -24,7 +24,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS, DBOSConfig
@@ -78,9 +78,11 @@ def default_executor_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
-async def launch(host: Host, options: WorkerOptions, executor_id: str) -> None:
+async def launch(host: Host, options: WorkerOptions, executor_id: str,
+                 also_listen: Sequence[str] = ()) -> None:
     """Start DBOS for ``host`` on the running event loop; its queues listened to when the host
-    runs segments (``concurrency > 0``).
+    runs segments (``concurrency > 0``), and ``also_listen``'s whatever it runs (e.g. the
+    webhook deliveries of a server that has the webhook configuration).
 
     Raises:
         RuntimeError: another host of this process has workers (DBOS is a process singleton).
@@ -100,7 +102,8 @@ async def launch(host: Host, options: WorkerOptions, executor_id: str) -> None:
         config["sys_db_pool_size"] = 2 * int(pool_max)
     DBOS(config=config)
     try:
-        DBOS.listen_queues([queue_of(name) for name in host.specs] if options.concurrency else [])
+        DBOS.listen_queues([*([queue_of(name) for name in host.specs] if options.concurrency
+                              else []), *also_listen])
         DBOS.launch()
         per_worker = options.concurrency or None
         if per_worker and options.per_agent:

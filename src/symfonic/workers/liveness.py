@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from symfonic.platform.host import Host
 
 logger = logging.getLogger("symfonic.workers")
-SEGMENTS = ["symfonic.run", "symfonic.resume"]
+SEGMENTS = ["symfonic.run", "symfonic.resume", "symfonic.recover", "symfonic.deliver"]
+"""The workflows a dead process leaves for another: turn segments, and webhook deliveries."""
 
 
 class _Locks(Protocol):

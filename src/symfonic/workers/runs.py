@@ -75,11 +75,15 @@ class Workers:
         self.executor_id = options.executor_id or engine.default_executor_id()
         self._liveness: Liveness | None = None
         self.started = False
+        self.also_listen: list[str] = []
+        """Queues other than the agents' that this process runs workflows of (set before
+        :meth:`start`): a process that runs any holds a liveness lock, so that no live one's
+        workflows are taken for a dead one's."""
 
     async def start(self) -> None:
-        await engine.launch(self._host, self.options, self.executor_id)
+        await engine.launch(self._host, self.options, self.executor_id, self.also_listen)
         self.started = True
-        if self.options.concurrency:
+        if self.options.concurrency or self.also_listen:
             self._liveness = Liveness(self._host, self.executor_id, self.options.liveness_interval)
             await self._liveness.start()
 

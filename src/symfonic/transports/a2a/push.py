@@ -43,7 +43,7 @@ from symfonic.platform.tickets import LedgerTicket, ticket_of
 from symfonic.services.outbox import Notification
 from symfonic.services.tasks import FINAL_TASK_STATES, PushConfigRecord, TaskRecord, TaskStore
 from symfonic.transports.a2a.views import STATES, TaskView, status_message
-from symfonic.transports.webhook_sender import Router, Target
+from symfonic.transports.delivering import Router, Target
 
 TOKEN_HEADER = "X-A2A-Notification-Token"
 NO_SECRET = ("push notifications are off on this server: it has no secret to sign them with "

@@ -23,12 +23,13 @@ from starlette.staticfiles import StaticFiles
 
 from symfonic.platform.host import Host
 from symfonic.services.outbox import PAUSE_CREATED, Notification
+from symfonic.transports.delivering import DocumentBuilder
 from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages, runs
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
 from symfonic.transports.http.schemas import Ticket, resume_url
 from symfonic.transports.http.service import Service
-from symfonic.transports.webhook_sender import DocumentBuilder, WebhookSender
+from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import DeliveryFailed, WebhookConfig
 
 
