@@ -38,15 +38,19 @@ def refunds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[ServerFactory]:
-    """Start servers: ``start_server(agents=..., webhooks=..., database=...)``; all stop after."""
+    """Start servers: ``start_server(agents=..., webhooks=..., database=..., workers=...)``; all
+    stop after. With ``workers`` (at most one such server at a time: DBOS is one per process), the
+    host runs background turns, and DBOS delivers the webhooks."""
     running: list[Served] = []
 
     def start(*, agents: Sequence[AgentSpec] | None = None, webhooks: WebhookConfig | None = None,
-              database: Path | None = None, max_body: int = 64 * 1024) -> LiveServer:
+              database: Path | None = None, max_body: int = 64 * 1024,
+              workers: int | None = None) -> LiveServer:
         sock = loopback_socket()
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         host = Host.open(f"sqlite:///{database or tmp_path / 'symfonic.db'}",
-                         agents=agents or [support_agent()], secret=SECRET, clock=clock)
+                         agents=agents or [support_agent()], secret=SECRET, clock=clock,
+                         workers=workers)
         keys = ApiKeys()
         secrets = {"acme": keys.issue("acme"), "globex": keys.issue("globex"),
                    "acme-reader": keys.issue("acme", permissions=["pauses:read"])}

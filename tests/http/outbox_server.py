@@ -4,7 +4,9 @@ The cross-process webhook tests run it by path (it imports symfonic only). It se
 support agent through ``create_app`` with the webhooks of ``$OUTBOX_HOOK_URLS`` (comma-separated),
 tuned by the JSON object ``$OUTBOX_TUNING`` (``WebhookConfig`` fields), and prints one line,
 ``key <API key of tenant acme>``, before it starts serving. ``$OUTBOX_PUBLIC_URL`` is the public URL
-its deliveries link to (several processes behind one address send the same bytes).
+its deliveries link to (several processes behind one address send the same bytes). With
+``$OUTBOX_WORKERS`` set, its host has workers (running none of the agents' turns), so DBOS
+workflows deliver the webhooks instead of the sender's loop.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ HOOK_SECRET = "whsec-outbox-0123456789"
 
 def main() -> None:
     url, port = sys.argv[1], int(sys.argv[2])
-    host = Host.open(url, agents=[support_agent()], secret=SECRET)
+    host = Host.open(url, agents=[support_agent()], secret=SECRET,
+                     workers=0 if os.environ.get("OUTBOX_WORKERS") else None)
     keys = ApiKeys()
     print(f"key {keys.issue('acme')}", flush=True)
     tuning = json.loads(os.environ.get("OUTBOX_TUNING") or "{}")

@@ -52,17 +52,20 @@ class Service:
         await asyncio.wait_for(self.process.wait(), 30)
 
 
-@pytest.fixture
-async def services(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    """``await start(database_url, hook_url, **tuning)``: a service, killed after the test."""
+@pytest.fixture(params=["loop", "dbos"])
+async def services(tmp_path: Path, request: pytest.FixtureRequest
+                   ) -> AsyncIterator[Callable[..., Any]]:
+    """``await start(database_url, hook_url, **tuning)``: a service, killed after the test. Its
+    webhooks are delivered by the sender's own loop, or by DBOS workflows (a host with workers)."""
     started: list[Service] = []
+    engine = {"OUTBOX_WORKERS": "1"} if request.param == "dbos" else {}
 
     async def start(database: str, hook: str, *, public_url: str = "https://agents.example",
                     **tuning: Any) -> Service:
         port = free_port()
         env = {**os.environ, "OUTBOX_HOOK_URLS": hook, "OUTBOX_PUBLIC_URL": public_url,
                "OUTBOX_TUNING": json.dumps({**FAST, **tuning}),
-               "SYMFONIC_DEMO_REFUNDS": str(tmp_path / "refunds.log")}
+               "SYMFONIC_DEMO_REFUNDS": str(tmp_path / "refunds.log"), **engine}
         with (tmp_path / f"service-{port}.log").open("wb") as log:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, str(SERVER), database, str(port), cwd=tmp_path, env=env,

@@ -54,10 +54,18 @@ def hooks(*urls: str, **tuning: Any) -> WebhookConfig:
                          **{"first_backoff": 0.05, "poll_interval": 0.1, **tuning})
 
 
+@pytest.fixture(params=["loop", "dbos"])
+def workers(request: pytest.FixtureRequest) -> int | None:
+    """Who delivers: the sender's loop of our own (a host without workers), or DBOS workflows (a
+    host with workers, here running deliveries only)."""
+    return None if request.param == "loop" else 0
+
+
 async def test_every_pause_is_posted_signed_to_every_url(start_server: ServerFactory,
-                                                         receivers: list[Receiver]) -> None:
+                                                         receivers: list[Receiver],
+                                                         workers: int | None) -> None:
     receivers.extend([Receiver(), Receiver()])
-    server = start_server(webhooks=hooks(*(r.url for r in receivers)))
+    server = start_server(webhooks=hooks(*(r.url for r in receivers)), workers=workers)
     async with httpx.AsyncClient(base_url=server.url) as client:
         token = await paused_run(client, server)
         [row] = outbox_rows(database_of(server))
@@ -84,9 +92,10 @@ async def test_every_pause_is_posted_signed_to_every_url(start_server: ServerFac
 
 
 async def test_a_failed_delivery_is_retried_until_it_lands(start_server: ServerFactory,
-                                                           receivers: list[Receiver]) -> None:
+                                                           receivers: list[Receiver],
+                                                           workers: int | None) -> None:
     receivers.append(Receiver(failures=2))
-    server = start_server(webhooks=hooks(receivers[0].url, max_attempts=5))
+    server = start_server(webhooks=hooks(receivers[0].url, max_attempts=5), workers=workers)
     async with httpx.AsyncClient(base_url=server.url) as client:
         await paused_run(client, server)
     deliveries = await receivers[0].wait_for(3)

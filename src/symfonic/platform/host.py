@@ -140,6 +140,16 @@ class Host:
         self._workers = Workers(self, WorkerOptions.of(workers))
         self._specs = {name: durable_spec(spec) for name, spec in self._specs.items()}
 
+    def workers_also_run(self, queue: str) -> bool:
+        """Have this host's workers run the workflows of ``queue`` too (e.g. the webhook
+        deliveries of a server that has the webhook configuration); False when the host has no
+        workers, or they started already (too late to listen to another queue)."""
+        if self._workers is None or self._workers.started:
+            return False
+        if queue not in self._workers.also_listen:
+            self._workers.also_listen.append(queue)
+        return True
+
     @property
     def worker_options(self) -> WorkerOptions | None:
         """How the host runs background turns; None without workers."""

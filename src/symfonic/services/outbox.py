@@ -93,7 +93,8 @@ class Outbox(Protocol):
 
         ``attempts``, when given, replaces the count: a sender that retries within one claim (a
         durable workflow sleeping between attempts, pushing ``next_attempt_at`` past each sleep
-        so that nobody else claims it) records the attempts it made, which ``due`` did not see."""
+        so that nobody else claims it) records its attempts, the next one included as ``due``
+        counts the one it hands out."""
         ...
 
     async def give_up(self, id: str, now: float, error: str) -> bool:

@@ -128,7 +128,7 @@ class WebhookSender:
         while True:
             self._wakeup.clear()
             await self._prune_when_due()
-            room = self.config.concurrency - len(self._tasks)
+            room = self._room()
             if room > 0 and await self._claim(room) == room:
                 continue  # more may be due; the next round waits if every slot is taken
             # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow the cancellation
@@ -150,10 +150,18 @@ class WebhookSender:
             logger.warning("the webhook outbox could not be read: %s", failed)
             return 0
         for entry in entries:
-            task = asyncio.create_task(self._deliver(entry))
-            self._tasks.add(task)
-            task.add_done_callback(self._finished)
+            await self._dispatch(entry)
         return len(entries)
+
+    def _room(self) -> int:
+        """How many more notifications to claim now."""
+        return self.config.concurrency - len(self._tasks)
+
+    async def _dispatch(self, entry: OutboxEntry) -> None:
+        """Set a claimed notification's delivery going (here: a task of this process)."""
+        task = asyncio.create_task(self._deliver(entry))
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

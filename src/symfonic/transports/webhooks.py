@@ -26,8 +26,9 @@ The signature, Stripe-style, covers the timestamp and the exact body bytes::
 
 Receivers check it with :func:`verify_signature`, which needs only the standard library.
 
-The sender is deliberately small; durable, scheduled delivery belongs to an execution engine, and
-the outbox is the seam where one will take over.
+The sender is deliberately small: on a host with workers, an execution engine takes over at the
+outbox (:mod:`symfonic.transports.webhook_workflows`: a DBOS workflow per notification, its
+retries slept durably), and the loop above only hands claims over.
 """
 
 from __future__ import annotations

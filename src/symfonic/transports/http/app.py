@@ -43,7 +43,9 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             ``notifications`` are turned on (each pause writes its notification to the outbox);
             with a config (URLs or none, its secret is what matters) a sender delivers the
             outbox, this process's notifications and other processes' alike, A2A push
-            notifications included (without a config, A2A refuses push configs).
+            notifications included (without a config, A2A refuses push configs). The sender
+            hands its deliveries to DBOS workflows when ``host`` has workers that have not
+            started yet; it delivers them itself otherwise.
         public_url: The service's address as clients reach it (``https://agents.example.com``),
             for the ``resume_url`` of tickets and webhook deliveries. Defaults to each request's
             own base URL; webhooks, which have no request, then carry a path only.
@@ -60,8 +62,8 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     poster = _HttpxPoster() if webhooks is not None else None
     if webhooks is not None and poster is not None:
         host.notifications = host.notifications or bool(webhooks.urls)
-        service.webhooks = WebhookSender(webhooks, outbox=host.outbox, post=poster,
-                                         document=_announcement(service), clock=host.now)
+        service.webhooks = _sender_class(host)(webhooks, outbox=host.outbox, post=poster,
+                                               document=_announcement(service), clock=host.now)
         host.on_pause(service.webhooks.wake)  # an A2A task's pause may be announced too
 
     @asynccontextmanager
@@ -122,6 +124,17 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         mount_a2a(app, host, api_keys, public_url=public_url, grace=grace,
                   sender=service.webhooks)
     return app
+
+
+def _sender_class(host: Host) -> type[WebhookSender]:
+    """DBOS delivers (a workflow per notification, :mod:`~symfonic.transports.webhook_workflows`)
+    when the host has workers not started yet, which then also run the deliveries; the loop of
+    our own delivers otherwise (no workers extra, or a host started before the app was made)."""
+    if host.worker_options is None:
+        return WebhookSender
+    from symfonic.transports.webhook_workflows import DELIVERIES, WorkflowSender
+
+    return WorkflowSender if host.workers_also_run(DELIVERIES) else WebhookSender
 
 
 def _announcement(service: Service) -> DocumentBuilder:
