@@ -18,8 +18,8 @@ from symfonic.transports.webhooks import WebhookConfig
 from tests.http.helpers import SECRET, LiveServer, Served, loopback_socket
 
 StartA2A = Callable[..., LiveServer]
-"""``start(webhooks=None)``: a live service; with a webhook config, it delivers push
-notifications."""
+"""``start(webhooks=None, workers=None)``: a live service; with a webhook config, it delivers push
+notifications (with ``workers``, as DBOS workflows)."""
 Connect = Callable[..., Awaitable[Client]]
 
 
@@ -44,10 +44,11 @@ def start(database: str, clock: ManualClock, refunds: Path) -> Iterator[StartA2A
     running: list[Served] = []
     secrets: dict[str, str] = {}
 
-    def start_one(webhooks: WebhookConfig | None = None) -> LiveServer:
+    def start_one(webhooks: WebhookConfig | None = None, workers: int | None = None) -> LiveServer:
         sock = loopback_socket()
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        host = Host.open(database, agents=[support_agent()], secret=SECRET, clock=clock)
+        host = Host.open(database, agents=[support_agent()], secret=SECRET, clock=clock,
+                         workers=workers)  # with workers (one such server at a time), DBOS pushes
         keys = ApiKeys()
         if not secrets:
             secrets.update(acme=keys.issue("acme"), globex=keys.issue("globex"))

@@ -127,11 +127,15 @@ async def test_push_configs_are_refused_by_a_server_that_cannot_sign_them(
     assert card["capabilities"].get("pushNotifications", False) is False
 
 
+@pytest.mark.parametrize("workers", [None, 0], ids=["loop", "dbos"])
 async def test_a_push_the_receiver_missed_is_delivered_by_the_next_server(
-        start: StartA2A, clients: Connect, clock: ManualClock, database: str) -> None:
+        start: StartA2A, clients: Connect, clock: ManualClock, database: str,
+        workers: int | None) -> None:
+    """With workers, the first server's delivery workflow, sleeping between attempts when it
+    stopped, is continued by the next server (liveness hands it back to the queue)."""
     port = free_port()  # the receiver's, down for now
     hook = f"http://127.0.0.1:{port}/hook"
-    first = start(pushing())
+    first = start(pushing(), workers=workers)
     task = await send(await clients(first), with_push(text_message("Please refund order 42."),
                                                       hook, "tok-1"))
     await until(lambda: bool(rows := push_rows(database)) and rows[0]["last_error"] is not None)
@@ -142,11 +146,18 @@ async def test_a_push_the_receiver_missed_is_delivered_by_the_next_server(
     receiver = Receiver(sock=bound(port))
     try:
         clock.advance(60)  # past the retry's backoff, on the hosts' clock
-        start(pushing())
+        second = start(pushing(), workers=workers)
         [delivery] = await receiver.wait_for(1)
         assert pushed(delivery) == ("tok-1", task.id, "TASK_STATE_INPUT_REQUIRED")
         assert delivery.headers["symfonic-delivery-id"] == row["id"]
         await until(lambda: push_rows(database)[0]["delivered_at"] is not None)
+        if workers is not None:  # the very workflow the first server started, not a new one
+            from dbos import DBOS
+
+            [workflow] = second.served.call(DBOS.list_workflows_async(
+                workflow_id_prefix=f"deliver_{row['id']}_", load_input=False))
+            assert (workflow.status, workflow.output) == ("SUCCESS", "delivered")
+            assert workflow.executor_id == second.host.workers.executor_id
     finally:
         receiver.served.stop()
 
