@@ -1,8 +1,10 @@
 """The app ``symfonic worker`` runs for the queue benchmark (``bench/queueing.py``).
 
-One agent whose "model" waits ``MODEL_SECONDS`` (a fast real model's reply, no network) and
-completes the turn; each call appends ``<input> <epoch seconds>`` to ``$BENCH_QUEUE_LOG`` the
-moment it starts, so the benchmark reads when a submitted run first reached a model.
+One agent whose "model" waits ``MODEL_SECONDS`` (``$BENCH_QUEUE_MODEL_SECONDS``: a real model's
+reply, without the network) and completes the turn; a worker runs ``CONCURRENCY``
+(``$BENCH_QUEUE_CONCURRENCY``) at once. Each call appends ``<input> <epoch seconds>`` to
+``$BENCH_QUEUE_LOG`` the moment it starts, so the benchmark reads when a submitted run first
+reached a model.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.workers import WorkerOptions
 
-MODEL_SECONDS = 0.02
-CONCURRENCY = 8
+MODEL_SECONDS = float(os.environ.get("BENCH_QUEUE_MODEL_SECONDS", "0.02"))
+CONCURRENCY = int(os.environ.get("BENCH_QUEUE_CONCURRENCY", "8"))
 """Segments one worker process runs at once."""
 LOG_VARIABLE = "BENCH_QUEUE_LOG"
 

@@ -182,9 +182,9 @@ async def bench_queue(workspace: Workspace, postgres: str | None, quick: bool) -
     """Background runs through DBOS workers (``bench/queueing.py``); kept beside the report's
     results rather than in them (``RunResults`` belongs to the comparison with LangGraph)."""
     started = time.perf_counter()
-    results = await measure_queue(workspace.root, postgres, latency_runs=5 if quick else 20,
-                                  burst=30 if quick else 200)
-    log("  " + ", ".join(f"{r.backend} x{r.workers} {r.throughput:.1f}/s" for r in results)
+    results = await measure_queue(workspace.root, postgres, quick=quick)
+    log("  " + ", ".join(f"{r.profile} {r.backend} x{r.workers} {r.throughput:.1f}/s"
+                         for r in results)
         + f" ({time.perf_counter() - started:.0f} s)")
     return results
 
