@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -36,6 +37,17 @@ def test_serve_reload_picks_up_a_change_to_the_app(tmp_path: Path) -> None:
             server.wait_for("Application startup complete")
             second = client.post("/v1/agents/live/runs", json={"input": "hi"})
             assert second.json()["output"] == "version two", second.text
+
+            # the reloaded process runs background turns too (an in-process worker, on SQLite)
+            queued = client.post("/v1/agents/live/runs", json={"input": "hi", "background": True})
+            assert queued.status_code == 202, queued.text
+            run_url = queued.json()["run_url"]
+            for _ in range(300):
+                run = client.get(run_url).json()
+                if run["status"] not in ("queued", "running"):
+                    break
+                time.sleep(0.05)
+            assert (run["status"], run["outcome"]["output"]) == ("completed", "version two"), run
     finally:
         assert server.stop() in (0, 130), server.output
     with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:

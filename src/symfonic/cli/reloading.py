@@ -4,7 +4,10 @@ uvicorn reloads by starting a fresh process that imports an app factory from an 
 :func:`reloaded_app` is that factory. It loads the user's app the way the parent command did:
 ``--app`` arrives as ``$SYMFONIC_APP``, ``--url`` as ``$SYMFONIC_DATABASE_URL``, the development
 secret as ``$SYMFONIC_SECRET``, all exported by the parent before it started uvicorn. The parent
-issued the development key into the store; the worker's key view picks it up from there.
+issued the development key into the store; the worker's key view picks it up from there. Its
+host gets the in-process workers ``serve`` gives (``--workers`` as ``$SYMFONIC_SERVE_WORKERS``):
+a reload stops the old process's background runs as a stop does, and the new process's liveness
+watch hands them back to the queue.
 
 uvicorn calls the factory synchronously from inside its running event loop, where an async app
 factory cannot be awaited. So the factory returns a shell that builds the service on its first
@@ -36,11 +39,14 @@ class _Deferred:
 
 
 async def _service() -> Any:
+    from symfonic.cli.serving import WORKERS_VARIABLE, with_workers
     from symfonic.transports.http import ApiKeys, create_app
     from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE
     from symfonic.transports.http.server import shutdown_grace, webhook_config
 
     host = await load_host(None, None)
+    workers = os.environ.get(WORKERS_VARIABLE)
+    with_workers(host, int(workers) if workers else None)
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     return create_app(host, keys, webhook_config(), grace=shutdown_grace())
 

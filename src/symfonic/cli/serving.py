@@ -38,6 +38,7 @@ from symfonic.platform.host import Host
 
 HTTP_EXTRA = "pip install 'symfonic[http]'"
 RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
+WORKERS_VARIABLE = "SYMFONIC_SERVE_WORKERS"
 
 
 @app.command(epilog=EPILOG)
@@ -70,14 +71,14 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     ensure_free(host, port)
     with plainly():
         served = asyncio.run(_checked_host(app_target, url))
-    _with_workers(served, workers)
+    with_workers(served, workers)
     try:
         webhook_config()
         grace = shutdown_grace() if grace is None else grace
     except ValueError as wrong:
         fail(Exit.CONFIGURATION, str(wrong))
     if reload:
-        _serve_reloading(served, app_target, host=host, port=port, grace=grace)
+        _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers)
     else:
         run_server(served, host=host, port=port, grace=grace, public_url=public_url)
 
@@ -93,11 +94,12 @@ async def _checked_host(target: str | None, url: str | None) -> Host:
     return host
 
 
-def _with_workers(served: Host, workers: int | None) -> None:
+def with_workers(served: Host, workers: int | None) -> None:
     """Background runs for the server: on SQLite an in-process worker by default, so that one
     command serves everything; on PostgreSQL submissions only (``symfonic worker`` runs them).
     Nothing without the ``[workers]`` extra, unless ``--workers`` asks for it. An app that sets
-    its own workers keeps its limits; ``--workers`` still says how many this server runs."""
+    its own workers keeps its limits; ``--workers`` still says how many this server runs. Each
+    process ``--reload`` starts does the same (``$SYMFONIC_SERVE_WORKERS`` carries ``--workers``)."""
     if served.worker_options is not None:  # the app's own settings; --workers sets its share
         if workers is not None and workers != served.worker_options.concurrency:
             served.enable_workers(dataclasses.replace(served.worker_options, concurrency=workers))
@@ -130,7 +132,8 @@ def ensure_free(host: str, port: int) -> None:
             fail(Exit.CONFIGURATION, f"cannot listen on {host}:{port}: {taken.strerror}")
 
 
-def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, grace: float) -> None:
+def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, grace: float,
+                     workers: int | None) -> None:
     import uvicorn
 
     from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL
@@ -142,6 +145,8 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     if source.origin == "--app":  # env and pyproject.toml are read again by the worker as they are
         os.environ[APP_VARIABLE] = source.target
     os.environ["SYMFONIC_SHUTDOWN_GRACE"] = str(grace)
+    if workers is not None:
+        os.environ[WORKERS_VARIABLE] = str(workers)
     public_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '', '::') else host}:{port}"
     key, key_id = asyncio.run(_issue_key(served.url, DEMO_TENANT, f"{DEVELOPMENT_LABEL} {public_url}"))
     print(f"symfonic: serving {', '.join(sorted(served.specs))} on {served.url}, reloading on changes")
