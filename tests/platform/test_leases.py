@@ -51,6 +51,24 @@ async def status(host: Host, jti: str) -> str:
     return record.status_at(host.now())
 
 
+async def cancelled_mid_charge(host: Host, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """A pause whose resume was cancelled while its charge ran: its token and id (the tool still
+    hangs when it is called again, until the test says otherwise)."""
+    token, jti = await paused(host, "charge")
+    monkeypatch.setenv("SYMFONIC_TEST_HANG", "charge")
+    started = asyncio.Event()
+    STARTED.append(started)
+    try:
+        task = asyncio.create_task(host.continuation.resume(token, {"approved": True}))
+        await asyncio.wait_for(started.wait(), timeout=30)
+    finally:
+        STARTED.remove(started)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return token, jti
+
+
 async def test_a_resume_cancelled_before_any_tool_ran_gives_the_pause_back(
         host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
     token, jti = await paused(host, "ask")
@@ -87,18 +105,7 @@ async def test_a_stream_dropped_unread_and_never_closed_gives_the_pause_back(hos
 
 async def test_cancelled_mid_tool_it_is_interrupted_and_recovers_without_running_it_again(
         host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
-    token, jti = await paused(host, "charge")
-    monkeypatch.setenv("SYMFONIC_TEST_HANG", "charge")
-    started = asyncio.Event()
-    STARTED.append(started)
-    try:
-        task = asyncio.create_task(host.continuation.resume(token, {"approved": True}))
-        await asyncio.wait_for(started.wait(), timeout=30)
-    finally:
-        STARTED.remove(started)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    token, jti = await cancelled_mid_charge(host, monkeypatch)
     assert await status(host, jti) == "interrupted"
     listed = await host.pauses(ACME, status="interrupted")
     assert [t.jti for t in listed] == [jti]
@@ -112,6 +119,21 @@ async def test_cancelled_mid_tool_it_is_interrupted_and_recovers_without_running
     assert await status(host, jti) == "completed"
     with pytest.raises(PauseAlreadyResumed):
         await host.recover(token)
+
+
+async def test_a_recovery_closed_unread_leaves_the_pause_interrupted(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its tool may have run under the first holder: handing the pause back to ``outstanding``
+    would let a resume run the turn again from the pause, the tool included."""
+    token, jti = await cancelled_mid_charge(host, monkeypatch)
+    monkeypatch.delenv("SYMFONIC_TEST_HANG")
+    stream = await host.continuation.recover_stream(token)
+    await stream.aclose()
+    assert await status(host, jti) == "interrupted"
+    with pytest.raises(PauseAlreadyResumed):
+        await host.continuation.resume(token, {"approved": True})
+    assert (await host.recover(token)).status == "completed"
+    assert len(ran()) == 1
 
 
 async def test_an_idempotent_tool_runs_again_on_recovery_with_the_same_key(

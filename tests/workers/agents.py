@@ -9,6 +9,7 @@ the same way, so a test can count what ran, across processes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Sequence
@@ -176,3 +177,44 @@ def chaos_app() -> Host:
     return Host.open(agents=[chaos], claim_lease=timedelta_seconds(1.5),
                      workers=WorkerOptions(concurrency=concurrency, per_tenant=CHAOS_CAP,
                                            liveness_interval=0.3))
+
+
+@tool
+def confirm_refund(order_id: int) -> str:
+    """Confirm that a refund went through."""
+    note("tools", f"confirm {order_id}")
+    return f"refund on {order_id} confirmed"
+
+
+async def recheck_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    """:func:`policy` with a confirmation after the refund, so that a turn recovered after its
+    refund asks the model twice (a worker can be killed in the second call, once the first
+    answered). It hangs in the call of the round the ``block`` file names, awaiting: a turn
+    cancelled in the foreground stops with it, and nothing else of the process waits."""
+    rounds = sum(1 for m in messages if m.role == "assistant")
+    user = next(m for m in reversed(messages) if m.role == "user")
+    block = folder() / "block"
+    with contextlib.suppress(FileNotFoundError):
+        if block.read_text() == str(rounds):
+            note("blocked", f"{user.content} {rounds}")
+            while block.exists():  # noqa: ASYNC110 - the test removes it
+                await asyncio.sleep(0.01)
+    calls = {0: ToolCall(id="l1", name="lookup_order", arguments={"order_id": 42}),
+             1: ToolCall(id="r1", name="issue_refund", arguments={"order_id": 42, "amount": 59.9}),
+             2: ToolCall(id="c1", name="confirm_refund", arguments={"order_id": 42})}
+    reply = ModelReply(tool_calls=[calls[rounds]]) if rounds in calls else ModelReply(
+        text=f"Done: {messages[-1].content}")
+    note("model", f"{user.content} {rounds}")
+    return reply
+
+
+recheck = AgentSpec(name="recheck", model=FunctionModel(recheck_policy),
+                    tools=[lookup_order, issue_refund, confirm_refund],
+                    capabilities=[HumanInteraction(approvals=["issue_refund"])])
+
+
+def recheck_app() -> Host:
+    """A worker's app serving :data:`recheck`, otherwise as :func:`app`."""
+    return HangingHost.open(agents=[recheck], claim_lease=timedelta_seconds(2),
+                            workers=WorkerOptions(concurrency=2, per_tenant=2,
+                                                  liveness_interval=0.3))

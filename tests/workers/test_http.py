@@ -4,37 +4,13 @@ pause answered in the background, cancel, and the tenant boundary."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
-from symfonic import Host
-from symfonic.transports.http import ApiKeys, create_app
-from symfonic.workers import WorkerOptions
-from tests.http.helpers import Served, loopback_socket
-from tests.workers import agents
 from tests.workers.agents import lines
 
 SECRET = "a-long-random-secret-for-http"
-
-
-@pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, dict[str, str]]]:
-    monkeypatch.setenv(agents.FOLDER_VARIABLE, str(tmp_path))
-    sock = loopback_socket()
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    host = Host.open(f"sqlite:///{tmp_path / 'desk.db'}", agents=[agents.support, agents.slow],
-                     secret=SECRET, workers=WorkerOptions(concurrency=2))
-    keys = ApiKeys()
-    headers = {tenant: {"Authorization": f"Bearer {keys.issue(tenant)}"}
-               for tenant in ("acme", "globex")}
-    server = Served(create_app(host, keys, public_url=url, grace=5), sock)
-    try:
-        yield url, headers  # type: ignore[misc]
-    finally:
-        server.stop()
 
 
 def frames(text: str) -> list[dict[str, str]]:

@@ -58,6 +58,10 @@ class ClaimedTurn:
     """How long the session's stored transcript already is when an earlier attempt of this very
     segment ran (a workflow replayed on another worker, ``symfonic.workers``): the replay yields
     the same messages again, and those positions are taken as stored rather than appended twice."""
+    reclaimed: bool = False
+    """Taken over from an earlier holder (a recovery, a replayed segment): part of the turn may
+    be applied already, so giving up never hands the pause back to ``outstanding``, where a
+    resume would run the turn again from the pause; it stays ``interrupted``."""
     _lost: bool = field(default=False, init=False)
     _settled: bool = field(default=False, init=False)
 
@@ -199,7 +203,7 @@ class ClaimedTurn:
         else ``interrupted`` now (if the store cannot be told, the lease lapses to the same)."""
         self._settled = True
         try:
-            if applied:
+            if applied or self.reclaimed:
                 await self.store.interrupt(self.jti, self.clock())
             else:
                 await self.store.release(self.jti)

@@ -21,13 +21,12 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from symfonic.agent import Agent, RunOutcome, collect, prepare_turn
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.capabilities.human.typed_projection import project
-from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
@@ -37,14 +36,19 @@ from symfonic.platform.continuation import (
     ForgedPauseToken,
     IncompatibleDefinition,
     MalformedPauseToken,
-    PauseAlreadyResumed,
     PauseExpired,
-    PauseRevoked,
     RecoveryRefused,
     UnknownPauseToken,
     UnknownSigningKey,
 )
 from symfonic.platform.recovery import interactions, recovered_round
+from symfonic.platform.refusals import (
+    paused_call,
+    refuse,
+    refuse_unless_interrupted,
+    scope_or_none,
+    unknown,
+)
 from symfonic.platform.tickets import LedgerTicket, ticket_of
 from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptService
 from symfonic.services.ledger import PauseRecord
@@ -91,7 +95,7 @@ class LedgerContinuation:
         except TokenRejected as rejected:
             if rejected.reason == "expired":
                 claims = rejected.claims
-                raise PauseExpired(str(rejected), scope=None if claims is None else _scope_or_none(
+                raise PauseExpired(str(rejected), scope=None if claims is None else scope_or_none(
                     claims.scope)) from None
             raise _REJECTIONS[rejected.reason](str(rejected)) from None
 
@@ -108,7 +112,7 @@ class LedgerContinuation:
 
     def _verified(self, token: str) -> tuple[PauseClaims, Scope]:
         claims = self.verify(token)
-        scope = _scope_or_none(claims.scope)
+        scope = scope_or_none(claims.scope)
         if scope is None:
             raise MalformedPauseToken(f"token {claims.jti} carries no valid scope")
         return claims, scope
@@ -130,7 +134,7 @@ class LedgerContinuation:
         claims = self.verify(token)
         record = await self._record(await self._store(), claims)
         if record.status in ("revoked", "expired"):
-            _refuse(record, self._clock())
+            refuse(record, self._clock())
         return ticket_of(token, record, self._clock())
 
     def interaction(self, ticket: LedgerTicket) -> InteractionSpec | None:
@@ -194,8 +198,8 @@ class LedgerContinuation:
                              run_id: str | None) -> ClaimedStream:
         claims, scope, agent, store, record, state = await self._paused(token)
         if record.status != "outstanding":
-            _refuse(record, self._clock())
-        state, call = _paused_call(claims, state, scope)
+            refuse(record, self._clock())
+        state, call = paused_call(claims, state, scope)
         spec = interaction_spec(agent, record.name)
         decision = project(spec, call, spec.check_answer(answer))
         request = TurnRequest(run_id=run_id or uuid.uuid4().hex, root_run_id=state.root_run_id,
@@ -214,7 +218,7 @@ class LedgerContinuation:
         if isinstance(claim, BaseException):
             raise claim
         if not claim.won:
-            _refuse(claim.record, now) if claim.record else _unknown(claims.jti)
+            refuse(claim.record, now) if claim.record else unknown(claims.jti)
         if isinstance(history, BaseException):
             # Claimed, and nothing ran: give the pause back rather than leave it claimed.
             with contextlib.suppress(StoreError):
@@ -229,89 +233,106 @@ class LedgerContinuation:
     async def recover(self, token: str) -> RunOutcome:
         return await collect(await self.recover_stream(token))
 
-    async def recover_stream(self, token: str) -> ClaimedStream:
+    async def recover_stream(self, token: str, *, run_id: str | None = None,
+                             recovered_from: int | None = None) -> ClaimedStream:
         """Continue an interrupted turn, once, from its last durable point.
 
         The calls whose results were stored are not run again; the one call a crash may have
         caught half-way runs again only if its tool is ``idempotent`` (with the same
         ``idempotency_key``), and is otherwise reported to the model as interrupted ("may or may
         not have run"); calls after it run normally. Every refusal is raised by the ``await``.
+        ``run_id`` names the recovered run (a background recovery passes its workflow's, so that
+        a replay of it, :meth:`takeover_stream`, is the same run); a new one by default.
+        ``recovered_from`` is the transcript's length as the caller recorded it just before (a
+        background recovery, whose replay rebuilds the round from that many messages): a turn
+        that moved on since (another recovery stored progress meanwhile) is refused.
 
         Raises:
-            RecoveryRefused: the pause is not interrupted (resume an outstanding one).
+            RecoveryRefused: the pause is not interrupted (resume an outstanding one), or its
+                turn moved on past ``recovered_from`` (``status`` ``interrupted``: try again).
             PauseAlreadyResumed: its turn finished (or another recovery won the claim).
             UnknownPauseToken: a bad token, by subclass.
             ContinuationUnavailable: the store could not be reached in time.
         """
         with reachable():
-            return await self._recover_stream(token)
+            return await self._reclaimed(token, run_id or uuid.uuid4().hex, replay=False,
+                                         recovered_from=recovered_from)
 
-    async def _recover_stream(self, token: str) -> ClaimedStream:
+    async def recoverable(self, token: str) -> LedgerTicket:
+        """The pause, checked as :meth:`recover_stream` checks it before its claim, and claimed by
+        nobody: a background recovery refuses with these errors before anything is queued.
+
+        Raises:
+            RecoveryRefused: the pause is not interrupted (``status`` says what it is instead).
+            UnknownPauseToken: by subclass, as :meth:`recover_stream` (``PauseAlreadyResumed``
+                for a turn that finished).
+            ContinuationUnavailable: the store could not be reached in time.
+        """
+        with reachable():
+            claims, scope, _, _, record, state = await self._paused(token)
+            refuse_unless_interrupted(record, self._clock())
+            paused_call(claims, state, scope)
+            return ticket_of(token, record, self._clock())
+
+    async def takeover_stream(self, token: str, *, run_id: str,
+                              recovered_from: int | None = None) -> ClaimedStream:
+        """Run again, as the very same segment, a resume or a recovery whose process died.
+
+        For a replaying executor (``symfonic.workers``): the replay's model replies and tool
+        results come from the first attempt's recorded steps, so the turn must restart exactly as
+        that attempt ran it, and what that attempt stored is not appended again. A resume
+        (``recovered_from`` None) restarts from the pause with the decision its claim stored; a
+        recovery, from the round :meth:`recover_stream` rebuilt out of the transcript's first
+        ``recovered_from`` messages (its length when the first attempt started, which the
+        segment recorded), not from what that attempt stored since. The ledger decides: only an
+        ``interrupted`` pause (its lease lapsed) is taken over, by one ``reclaim``.
+
+        Raises:
+            RecoveryRefused: the claim is still live (``claimed``: retry once its lease lapsed) or
+                the pause is ``outstanding`` (a resume's first attempt died before its claim:
+                resume it; a recovery's gave it back before any tool ran).
+            UnknownPauseToken: a bad token, or the turn finished (``PauseAlreadyResumed``).
+        """
+        with reachable():
+            return await self._reclaimed(token, run_id, replay=True, recovered_from=recovered_from)
+
+    async def _reclaimed(self, token: str, run_id: str, *, replay: bool,
+                         recovered_from: int | None) -> ClaimedStream:
+        """An interrupted pause's turn, reclaimed: recovered from the stored transcript (its first
+        ``recovered_from`` messages when given), or, replaying a resume, from the pause itself."""
         claims, scope, agent, store, record, state = await self._paused(token)
         now = self._clock()
-        if record.status_at(now) != "interrupted":
-            if record.status_at(now) in ("outstanding", "claimed"):
-                raise RecoveryRefused(f"pause {claims.jti} is {record.status_at(now)}, not "
-                                      "interrupted", status=record.status_at(now))
-            _refuse(record, now)
-        state, call = _paused_call(claims, state, scope)
-        history = await self._transcripts.load(scope, state.session_id)
-        resume = recovered_round(agent, state, call, record.decision, history)
-        request = TurnRequest(run_id=uuid.uuid4().hex, root_run_id=state.root_run_id,
+        refuse_unless_interrupted(record, now)
+        state, call = paused_call(claims, state, scope)
+        stored = await self._transcripts.load(scope, state.session_id)
+        if replay and recovered_from is None:
+            if record.decision is None:  # a resume's claim stores its decision: never so
+                raise RecoveryRefused(f"pause {claims.jti} holds no decision", status="interrupted")
+            history = stored[:state.transcript_position]
+            resume = RoundResume(round=state.round, usage=state.usage, resolved={
+                **state.resolved, call.id: resolution_from_dict(record.decision)})
+        else:
+            if not replay and recovered_from not in (None, len(stored)):
+                raise RecoveryRefused(f"pause {claims.jti}'s turn moved on since this recovery "
+                                      "started: recover it again", status="interrupted")
+            history = stored[:recovered_from]
+            resume = recovered_round(agent, state, call, record.decision, history)
+        request = TurnRequest(run_id=run_id, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
                               resumed_from=claims.jti)
         turn = prepare_turn(agent, request, resumed_from=claims.jti)
         claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
         if not claim.won:
-            _refuse(claim.record, now) if claim.record else _unknown(claims.jti)
+            refuse(claim.record, now) if claim.record else unknown(claims.jti)
         claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
-                              session_id=state.session_id, clock=self._clock, lease=self._lease)
+                              session_id=state.session_id, clock=self._clock, lease=self._lease,
+                              stored_upto=len(stored) if replay else 0, reclaimed=True)
         return claimed.events(turn, history, resume)
-
-    async def takeover_stream(self, token: str, *, run_id: str) -> ClaimedStream:
-        """Run again, as the very same segment, a resume whose process died after its claim.
-
-        For a replaying executor (``symfonic.workers``): unlike :meth:`recover_stream`, the turn
-        restarts from the pause with the decision the claim stored, exactly as the first attempt
-        ran it, because the replay's model replies and tool results come from that attempt's
-        recorded steps; what the first attempt stored is not appended again. The ledger decides:
-        only an ``interrupted`` pause (its lease lapsed) is taken over, by one ``reclaim``.
-
-        Raises:
-            RecoveryRefused: the claim is still live (``claimed``: retry once its lease lapsed) or
-                the pause is ``outstanding`` (the first attempt died before its claim: resume).
-            UnknownPauseToken: a bad token, or the turn finished (``PauseAlreadyResumed``).
-        """
-        with reachable():
-            claims, scope, agent, store, record, state = await self._paused(token)
-            now = self._clock()
-            status = record.status_at(now)
-            if status != "interrupted" or record.decision is None:
-                if status in ("outstanding", "claimed", "interrupted"):
-                    raise RecoveryRefused(f"pause {claims.jti} is {status}", status=status)
-                _refuse(record, now)
-            state, call = _paused_call(claims, state, scope)
-            request = TurnRequest(run_id=run_id, root_run_id=state.root_run_id,
-                                  session_id=state.session_id, thread_id=state.thread_id,
-                                  scope=scope)
-            turn = prepare_turn(agent, request, resumed_from=claims.jti)
-            history, stored = await _both(
-                self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
-                self._transcripts.load(scope, state.session_id))
-            claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
-            if not claim.won:
-                _refuse(claim.record, now) if claim.record else _unknown(claims.jti)
-            resume = RoundResume(round=state.round, usage=state.usage, resolved={
-                **state.resolved, call.id: resolution_from_dict(record.decision)})
-            claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
-                                  session_id=state.session_id, clock=self._clock,
-                                  lease=self._lease, stored_upto=len(stored))
-            return claimed.events(turn, history, resume)
 
     async def _record(self, store: Store, claims: PauseClaims) -> PauseRecord:
         record = await store.get(claims.jti)
         if record is None:
-            _unknown(claims.jti)
+            unknown(claims.jti)
         signed = (claims.scope, claims.checkpoint, claims.tool_call_id, claims.run,
                   claims.session, claims.name, claims.pin)
         stored = (record.scope.to_claim(), record.checkpoint_id, record.tool_call_id,
@@ -329,28 +350,6 @@ def reachable() -> Iterator[None]:
         yield
     except StoreUnavailable as down:
         raise ContinuationUnavailable(f"the store is unreachable: {down}") from down
-
-
-def _paused_call(claims: PauseClaims, state: TurnState | None,
-                 scope: Scope) -> tuple[TurnState, ToolCall]:
-    """The call the pause waits on, from a turn state that agrees with the signed token."""
-    if state is None:
-        raise UnknownPauseToken(f"pause {claims.jti} has no turn state")
-    signed = (scope, claims.session, claims.run, claims.tool_call_id)
-    stored = (state.scope, state.session_id, state.run_id, state.paused_call_id)
-    if signed != stored:
-        raise MalformedPauseToken(f"token {claims.jti} contradicts its turn state")
-    call = next((c for c in state.round if c.id == state.paused_call_id), None)
-    if call is None:
-        raise MalformedPauseToken(f"pause {claims.jti}'s turn state lacks its call")
-    return state, call
-
-
-def _scope_or_none(claim: Any) -> Scope | None:
-    try:
-        return Scope.from_claim(claim)
-    except ValueError:
-        return None
 
 
 def interaction_spec(agent: Agent, name: str) -> InteractionSpec:
@@ -372,17 +371,3 @@ async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
         if isinstance(outcome, BaseException):
             raise outcome
     return one, two  # type: ignore[return-value]
-
-
-def _refuse(record: PauseRecord, now: float) -> NoReturn:
-    status = record.status_at(now)
-    if status == "revoked":
-        raise PauseRevoked(f"pause {record.jti} was revoked")
-    if status in ("expired", "outstanding"):
-        raise PauseExpired(f"pause {record.jti} expired", scope=record.scope)
-    raise PauseAlreadyResumed(f"pause {record.jti} was already resumed ({status})",
-                              status=status, outcome=record.outcome)
-
-
-def _unknown(jti: str) -> NoReturn:
-    raise UnknownPauseToken(f"no pause {jti} is recorded on this host")

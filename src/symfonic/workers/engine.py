@@ -1,11 +1,13 @@
-"""The DBOS side of background runs: the system database, the queues and the two workflows.
+"""The DBOS side of background runs: the system database, the queues and the segments' workflows.
 
-A background *segment* is one DBOS workflow: ``symfonic.run`` (a new turn) or ``symfonic.resume``
-(a pause answered). Its workflow id is the run's id, and a resume's derives from the pause it
-resumes (``resume_<pause id>``), so two submissions of one answer are one workflow, and DBOS
-never runs one workflow on two workers at once. symfonic's ledger stays the authority on the
-pause itself: the segment claims it like any resume, and a replay takes it over only once the
-ledger says the first attempt's lease lapsed (:meth:`LedgerContinuation.takeover_stream`).
+A background *segment* is one DBOS workflow: ``symfonic.run`` (a new turn), ``symfonic.resume``
+(a pause answered) or ``symfonic.recover`` (an interrupted turn continued). Its workflow id is the
+run's id, and a resume's or a recovery's derives from the pause it continues (``resume_<pause
+id>``, ``recover_<pause id>``), so two submissions of one answer, or of one recovery, are one
+workflow, and DBOS never runs one workflow on two workers at once. symfonic's ledger stays the
+authority on the pause itself: the segment claims it like any resume or recovery, and a replay
+takes it over only once the ledger says the first attempt's lease lapsed
+(:meth:`LedgerContinuation.takeover_stream`).
 
 Each event of the turn is written to the workflow's DBOS stream ``events`` as it happens (a
 workflow operation, so a replay does not write it twice); the segment's outcome is its return
@@ -24,7 +26,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS, DBOSConfig
@@ -247,24 +249,78 @@ async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None)
                                                   run_id)
             if stored is not None:
                 return stored
-            stream = await _taken_over(host, token, answer, answered_by, run_id)
+            stream = await _taken_over(host, lambda: host.continuation.takeover_stream(
+                token, run_id=run_id), lambda: host.continuation.resume_run_stream(
+                token, answer, answered_by=answered_by, run_id=run_id))
         return await _published(stream)
     except SymfonicError as refused:
         return await _refused(refused, run_id, "")
 
 
-async def _taken_over(host: Host, token: str, answer: Any, answered_by: str | None,
-                      run_id: str) -> ClaimedStream:
-    """The replayed segment's stream, once the ledger lets it continue the turn."""
+async def _taken_over(host: Host, takeover: Callable[[], Awaitable[ClaimedStream]],
+                      outstanding: Callable[[], Awaitable[ClaimedStream]] | None) -> ClaimedStream:
+    """A replayed segment's stream, once the ledger lets it continue the turn: ``takeover`` as soon
+    as the pause is interrupted, ``outstanding`` if the first attempt died before its claim (a
+    recovery has none: its pause was given back, and is refused)."""
     while True:
         try:
-            return await host.continuation.takeover_stream(token, run_id=run_id)
+            return await takeover()
         except RecoveryRefused as refused:
             if refused.status == "outstanding":
-                return await host.continuation.resume_run_stream(
-                    token, answer, answered_by=answered_by, run_id=run_id)
+                if outstanding is None:
+                    raise
+                return await outstanding()
+            if refused.status != "claimed":
+                raise
             # claimed: the first attempt's lease has not lapsed yet (or it is still alive)
             await asyncio.sleep(max(0.2, min(2.0, host.claim_lease / 10)))
+
+
+@DBOS.workflow(name="symfonic.recover")
+async def recover_segment(token: str) -> RunOutcome:
+    """The interrupted pause ``token`` recovered (``host.recover``), as a background run.
+
+    A first step records how long the session's transcript was when the recovery started: the
+    recovered round is rebuilt from it, so a replay (its worker died mid-recovery) rebuilds the
+    very round its first attempt ran, and DBOS's recorded model replies and tool results line up
+    with the calls they answered, whatever that attempt stored since. Like a resume's, a replay
+    returns the outcome its first attempt stored (:mod:`.replayed`), and takes the pause over
+    only once the ledger says that attempt's lease lapsed.
+    """
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    _RUNNING.add(run_id)
+    try:
+        return await _recover(run_id, token)
+    finally:
+        _ended(run_id)
+
+
+async def _recover(run_id: str, token: str) -> RunOutcome:
+    host = _host()
+    first: list[bool] = []
+    session_id = ""
+    try:
+        claims = host.continuation.verify(token)
+        scope, session_id = host.continuation.scope_of(token), claims.session
+
+        async def starting() -> int:
+            first.append(True)
+            return await replayed.transcript_length(host, scope, session_id)
+
+        started_at = await DBOS.run_step_async({"name": "symfonic.recovering"}, starting)
+        if first:
+            stream = await host.continuation.recover_stream(token, run_id=run_id,
+                                                             recovered_from=started_at)
+        else:
+            stored = await replayed.stored_resume(host, claims.jti, run_id)
+            if stored is not None:
+                return stored
+            stream = await _taken_over(host, lambda: host.continuation.takeover_stream(
+                token, run_id=run_id, recovered_from=started_at), None)
+        return await _published(stream)
+    except SymfonicError as refused:
+        return await _refused(refused, run_id, session_id)
 
 
 async def _published(events: AsyncIterator[RunEvent]) -> RunOutcome:

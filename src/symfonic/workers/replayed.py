@@ -12,9 +12,10 @@ run id already stored, and returns that outcome instead of running anything:
   transcript was before the turn. Longer now means the turn stored its end: the pause issued by
   this run id (the ledger row names its run) is the outcome; without one, a last assistant answer
   is the completion; anything else is a turn that failed and kept its messages.
-- **a resume** (``symfonic.resume``): the pause's own row says ``completed``, ``paused_again`` or
-  ``failed``, with the run id of the segment that stored it: this one's, or someone else's (a
-  synchronous answer that won after this segment's first attempt died before its claim).
+- **a resume or a recovery** (``symfonic.resume``, ``symfonic.recover``): the pause's own row
+  says ``completed``, ``paused_again`` or ``failed``, with the run id of the segment that stored
+  it: this one's, or someone else's (a synchronous answer, or recovery, that won after this
+  segment's first attempt died before its claim).
 
 What cannot be read back is said so: a completion found in the transcript carries no usage or
 parsed ``value`` (they were in the lost output); the run's event stream may lack its terminal
@@ -67,8 +68,8 @@ async def stored_run(host: Host, scope: Scope, session_id: str, run_id: str,
 
 
 async def stored_resume(host: Host, jti: str, run_id: str) -> RunOutcome | None:
-    """The outcome a resume segment stored on its pause; None when the row holds none of this
-    run's (still claimable, claimed, or finished by another resumer)."""
+    """The outcome a resume or recovery segment stored on its pause; None when the row holds
+    none of this run's (still claimable, claimed, or finished by another resumer)."""
     store = await host.store()
     record = await store.get(jti)
     outcome: dict[str, Any] = (record.outcome if record is not None else None) or {}

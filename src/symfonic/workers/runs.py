@@ -2,10 +2,11 @@
 
 Runs are submitted through the agent (``agent.submit(input, session_id=...)``), as they are run
 (``agent.run``): an agent is bound to its scope, so a run's tenant is never an argument that could
-be wrong. A resume is submitted through the host's workers (``host.workers.resume(token,
-answer)``), as the continuation takes it: the scope comes from the token. Every refusal a
-synchronous resume gives before its claim (a bad token, an expired, revoked or answered pause,
-an invalid answer) is raised by the submission itself, before anything is queued.
+be wrong. A resume, or the recovery of an interrupted turn, is submitted through the host's
+workers (``host.workers.resume(token, answer)``, ``host.workers.recover(token)``), as the
+continuation takes it: the scope comes from the token. Every refusal a synchronous resume or
+recovery gives before its claim (a bad token, an expired, revoked or answered pause, an invalid
+answer, a pause not interrupted) is raised by the submission itself, before anything is queued.
 
 A run's state is DBOS's workflow status read through symfonic's words: ``queued`` (waiting for a
 worker or a limit), ``running``, then the outcome's ``paused``, ``completed`` or ``failed``, or
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,11 +41,14 @@ from symfonic.workers.options import WorkerOptions
 
 if TYPE_CHECKING:
     from symfonic.platform.host import Host
+    from symfonic.platform.tickets import LedgerTicket
 
 __all__ = ["RunHandle", "RunState", "RunStatus", "Workers"]
 
 RunStatus = Literal["queued", "running", "paused", "completed", "failed", "cancelled"]
 TENANT, AGENT = "symfonic.tenant", "symfonic.agent"
+Segment = Callable[..., Coroutine[Any, Any, RunOutcome]]
+"""A segment's workflow function (:mod:`.engine`)."""
 _STATES: dict[str, RunStatus] = {"ENQUEUED": "queued", "DELAYED": "queued", "PENDING": "running",
                                  "CANCELLED": "cancelled", "ERROR": "failed",
                                  "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed"}
@@ -107,12 +111,8 @@ class Workers:
                      session_id: str) -> RunHandle:
         """Queue a new turn of ``agent`` (see ``Agent.submit``)."""
         self._host.agent(agent, scope)  # AgentNotServed before anything is queued
-        run_id = f"run_{uuid.uuid4().hex}"
-        with SetWorkflowID(run_id), SetEnqueueOptions(queue_partition_key=scope.tenant), \
-                SetWorkflowAttributes(_attributes(agent, scope)):
-            await DBOS.enqueue_workflow_async(engine.queue_of(agent), engine.run_segment, agent,
-                                              scope.tenant, input, session_id)
-        return RunHandle(id=run_id, agent=agent, scope=scope)
+        return await _enqueue(f"run_{uuid.uuid4().hex}", agent, scope, engine.run_segment,
+                              agent, scope.tenant, input, session_id)
 
     async def resume(self, token: str, answer: Any, *, answered_by: str | None = None) -> RunHandle:
         """Queue the answer to a pause; its turn continues on a worker, at most once.
@@ -129,15 +129,21 @@ class Workers:
         interaction = self._host.continuation.interaction(ticket)
         if interaction is not None:
             interaction.check_answer(answer)
-        run_id = f"resume_{ticket.jti}"
-        if await DBOS.get_workflow_status_async(run_id) is not None:
-            raise PauseAlreadyResumed(f"pause {ticket.jti} is already being resumed",
-                                      status="claimed")
-        with SetWorkflowID(run_id), SetEnqueueOptions(queue_partition_key=ticket.scope.tenant), \
-                SetWorkflowAttributes(_attributes(ticket.agent, ticket.scope)):
-            await DBOS.enqueue_workflow_async(engine.queue_of(ticket.agent),
-                                              engine.resume_segment, token, answer, answered_by)
-        return RunHandle(id=run_id, agent=ticket.agent, scope=ticket.scope)
+        return await _continuing(f"resume_{ticket.jti}", ticket, engine.resume_segment, token,
+                                 answer, answered_by)
+
+    async def recover(self, token: str) -> RunHandle:
+        """Queue the recovery of an interrupted pause (``host.recover``); its turn continues on a
+        worker, once, from its last durable point, and a worker that dies in it is replayed
+        without asking the model again what it answered or running a tool twice.
+
+        Raises:
+            RecoveryRefused: the pause is not interrupted; nothing was queued.
+            UnknownPauseToken: by subclass, as ``host.recover`` (``PauseAlreadyResumed`` also
+                when a background recovery of it was already submitted).
+        """
+        ticket = await self._host.continuation.recoverable(token)
+        return await _continuing(f"recover_{ticket.jti}", ticket, engine.recover_segment, token)
 
     async def run(self, run_id: str, scope: Scope) -> RunHandle | None:
         """The background run ``run_id`` of ``scope``; None when there is none in that scope."""
@@ -191,6 +197,25 @@ class RunHandle:
             return False
         await DBOS.cancel_workflow_async(self.id)
         return True
+
+
+async def _continuing(run_id: str, ticket: LedgerTicket, segment: Segment, *args: Any) -> RunHandle:
+    """Queue the segment ``run_id`` that continues the pause ``ticket`` names (a resume, a
+    recovery), unless one was submitted already: its id derives from the pause, and a second
+    submission would only name the first again."""
+    if await DBOS.get_workflow_status_async(run_id) is not None:
+        raise PauseAlreadyResumed(f"pause {ticket.jti} is already being continued in the "
+                                  f"background (run {run_id})", status="claimed")
+    return await _enqueue(run_id, ticket.agent, ticket.scope, segment, *args)
+
+
+async def _enqueue(run_id: str, agent: str, scope: Scope, segment: Segment, *args: Any) -> RunHandle:
+    """Queue ``segment(*args)`` as the workflow ``run_id`` on ``agent``'s queue, in ``scope``'s
+    partition (the per-tenant limit), with the attributes a run id is checked against."""
+    with SetWorkflowID(run_id), SetEnqueueOptions(queue_partition_key=scope.tenant), \
+            SetWorkflowAttributes(_attributes(agent, scope)):
+        await DBOS.enqueue_workflow_async(engine.queue_of(agent), segment, *args)
+    return RunHandle(id=run_id, agent=agent, scope=scope)
 
 
 def _attributes(agent: str, scope: Scope) -> dict[str, Any]:

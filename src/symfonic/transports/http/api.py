@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi import Path as PathParam
 from starlette.responses import JSONResponse, Response
 
@@ -27,6 +27,7 @@ from symfonic.transports.http.schemas import (
     Outcome,
     PauseList,
     Problem,
+    RecoverRequest,
     ResumeRequest,
     Revoked,
     RunRequest,
@@ -70,6 +71,8 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 TokenParam = Annotated[str, PathParam(description="The pause token, as a run or listing gave it.")]
+RecoverBody = Annotated[RecoverRequest | None, Body(
+    description="Optional: {\"background\": true} queues the recovery for a worker.")]
 
 
 _QUEUED: dict[int | str, dict[str, Any]] = {
@@ -173,16 +176,26 @@ async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
 
 @router.post("/v1/pauses/{token}/recover", response_model=Outcome, tags=["pauses"],
              operation_id="recover_pause", summary="Continue an interrupted turn",
-             responses={200: _STREAM, **_errors(400, 401, 403, 404, 409, 410, 503)})
+             responses={200: _STREAM, **_QUEUED, **_errors(400, 401, 403, 404, 409, 410, 413, 422, 503)})
 async def recover_pause(token: TokenParam, request: Request,
-                        key: Annotated[ApiKey, Depends(permitted("pauses:answer"))]) -> Response:
+                        key: Annotated[ApiKey, Depends(permitted("pauses:answer"))],
+                        body: RecoverBody = None) -> Response:
     """Continue, once, a turn whose resumer died (``status: interrupted``), from its last durable
     point: stored tool results are not run again, and a call that may or may not have run is
     reported to the model as such unless its tool is idempotent. 409 ``recovery_refused`` for a
-    pause that is not interrupted; 409 ``pause_already_resumed`` once it was recovered."""
+    pause that is not interrupted; 409 ``pause_already_resumed`` once it was recovered.
+
+    The body is optional. With ``{"background": true}``: 202 with a run id, the pause checked
+    first (the same refusals, nothing queued); a worker continues the turn, and a worker that
+    dies in it is replayed by another without asking the model again or running a tool twice.
+    """
     service = service_of(request)
     service.check_tenant(token, key.tenant)
     service.check_accepting()
+    if body is not None and body.background:
+        _check_background(service)
+        handle = await service.host.workers.recover(token)
+        return JSONResponse(accepted_body(handle.id, service.base(request)), status_code=202)
     events = await service.host.continuation.recover_stream(token)
     return await run_response(service.pump.start(events), request, service)
 

@@ -9,6 +9,9 @@ A run that has not started yet sends nothing until it does; one cancelled while 
 stream empty. Every stream ends with a ``status`` frame: the run's state as ``GET`` would give it.
 
 On a host without workers (``Host.open(..., workers=...)``) every run id is unknown (404).
+
+A background run is started with ``"background": true`` in the body of the request that would
+otherwise run it in the foreground: a new run, a resume, or a recovery (:class:`~.schemas.RecoverRequest`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,10 @@ if TYPE_CHECKING:
     from symfonic.workers.runs import RunHandle, RunState
 
 router = APIRouter(route_class=StrictJSONRoute)
-RunId = Annotated[str, PathParam(description="The run id a background start or resume gave.")]
+RunId = Annotated[str, PathParam(description="The run id a background start, resume or recovery "
+                                 "gave.")]
+
+
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": "No API key, or an unknown one."},
     403: {"model": Problem, "description": "The key lacks the ``runs`` permission."},

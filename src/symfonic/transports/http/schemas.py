@@ -45,6 +45,16 @@ class ResumeRequest(BaseModel):
                              "answer 202 with its run id; the answer is checked first (422).")
 
 
+class RecoverRequest(BaseModel):
+    """Recover an interrupted turn. The body is optional: without one, the recovery runs in the
+    foreground, as it always did."""
+
+    model_config = ConfigDict(extra="forbid")
+    background: bool = Field(default=False, description="Queue the recovery for a worker and "
+                             "answer 202 with its run id (GET /v1/runs/{id} to follow it); the "
+                             "pause is checked first (409 when it is not interrupted).")
+
+
 class Interrupt(BaseModel):
     """A pause a run stopped at (``PendingInterrupt``)."""
 
