@@ -3,6 +3,7 @@ replayed by another, and the per-tenant limit holds across workers."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from dbos import DBOS
@@ -21,6 +22,21 @@ def api_host(url: str) -> Host:
     """A host that only submits and watches (no segments run in the test's process)."""
     return Host.open(url, agents=[agents.support, agents.slow], secret=SECRET,
                      workers=WorkerOptions(concurrency=0))
+
+
+async def test_a_worker_runs_what_a_server_that_delivers_webhooks_queued(
+        postgres_url: str, folder: Path) -> None:
+    """The two processes register different workflows (the server's webhook deliveries, which a
+    worker does not have); DBOS's default version, a hash of them, would differ, and the worker
+    would never dequeue the server's runs."""
+    import symfonic.transports.webhook_workflows  # noqa: F401 - registers symfonic.deliver
+
+    async with workers_on(postgres_url, folder) as start, api_host(postgres_url) as host:
+        await start("plain")
+        handle = await host.agent("support", Scope(tenant="acme")).submit(
+            "refund order 42", session_id="s1")
+        paused = await asyncio.wait_for(handle.result(), 60)
+        assert paused.status == "paused", paused
 
 
 async def test_a_worker_killed_mid_model_call_is_replayed_by_another_without_repeats(

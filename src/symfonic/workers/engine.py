@@ -27,6 +27,7 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS, DBOSConfig
@@ -40,7 +41,7 @@ from symfonic.platform.continuation import RecoveryRefused
 from symfonic.stores.opening import pool_options
 from symfonic.workers import replayed
 from symfonic.workers.options import WorkerOptions
-from symfonic.workers.serializing import JsonSerializer
+from symfonic.workers.serializing import FORMAT, JsonSerializer
 
 if TYPE_CHECKING:
     from symfonic.platform.host import Host
@@ -76,6 +77,19 @@ def system_database_url(store_url: str) -> str:
                      "pass WorkerOptions(system_database_url=...)")
 
 
+def application_version() -> str:
+    """What DBOS tags each workflow with, and dequeues or recovers only in a process that has the
+    same: symfonic's version and the format of what it stores. DBOS's own default hashes the
+    source of every workflow the process registered, so processes that import different modules
+    (a server that delivers webhooks registers ``symfonic.deliver``, a worker does not) would
+    never run each other's runs."""
+    try:
+        release = version("symfonic")
+    except PackageNotFoundError:
+        release = "0"
+    return f"symfonic-{release}-format{FORMAT}"
+
+
 def default_executor_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
@@ -98,6 +112,7 @@ async def launch(host: Host, options: WorkerOptions, executor_id: str,
         "system_database_url": options.system_database_url or system_database_url(host.url),
         "notification_listener_polling_interval_sec": 0.1,
         "serializer": JsonSerializer(),  # versioned JSON, not pickle (:mod:`.serializing`)
+        "application_version": options.application_version or application_version(),
     }
     pool_max = pool_options(host.url)[1].get("max_size")
     if pool_max:  # ?pool_max=N bounds DBOS's pool too (twice symfonic's: queues, streams, steps)

@@ -34,6 +34,10 @@ class WorkerOptions:
             database (DBOS's tables in their own schema, ``dbos``).
         liveness_interval: Seconds between two looks for dead workers whose runs to take over.
         polling_interval: Seconds between two looks at the queue for runs to start.
+        application_version: The version DBOS tags workflows with; a process runs only the
+            workflows of its own version. Default: symfonic's release and storage format, so
+            every process of one release shares work. Set your own (your deploy's) to keep the
+            runs an older deploy queued from being replayed by a newer one's code.
     """
 
     concurrency: int = 4
@@ -43,6 +47,7 @@ class WorkerOptions:
     system_database_url: str | None = None
     liveness_interval: float = 2.0
     polling_interval: float = 0.2
+    application_version: str | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 0:
