@@ -75,16 +75,28 @@ class QueueResult:
         return self.runs / self.seconds if self.seconds else 0.0
 
 
-async def _start_worker(url: str, name: str, env: dict[str, str]) -> asyncio.subprocess.Process:
+async def _start_worker(url: str, name: str, env: dict[str, str],
+                        folder: Path) -> asyncio.subprocess.Process:
     command = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
-    process = await asyncio.create_subprocess_exec(
-        command, "worker", "--app", "bench.queue_app:app", "--url", url, "--executor-id", name,
-        cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    errors = folder / f"{name}.stderr"
+    with errors.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            command, "worker", "--app", "bench.queue_app:app", "--url", url, "--executor-id", name,
+            cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=stderr)
     assert process.stdout is not None
     line = await asyncio.wait_for(process.stdout.readline(), 60)
     if b"running" not in line:
-        raise RuntimeError(f"worker {name} did not start: {line!r}")
+        raise RuntimeError(f"worker {name} did not start: {line!r}\n"
+                           f"{errors.read_text(errors='replace')[-3000:]}")
     return process
+
+
+async def _start_workers(url: str, workers: int, env: dict[str, str],
+                         folder: Path) -> list[asyncio.subprocess.Process]:
+    """The first alone (it creates DBOS's tables in a fresh database), then the others at once."""
+    first = await _start_worker(url, f"bench-{workers}-0", env, folder)
+    return [first, *await asyncio.gather(*(_start_worker(url, f"bench-{workers}-{i}", env, folder)
+                                           for i in range(1, workers)))]
 
 
 def _first_calls(log: Path) -> dict[str, float]:
@@ -102,8 +114,7 @@ async def measure_level(backend: str, url: str, folder: Path, workers: int,
            "PYTHONPATH": str(ROOT), "BENCH_QUEUE_MODEL_SECONDS": str(profile.model_seconds),
            "BENCH_QUEUE_CONCURRENCY": str(profile.concurrency)}
     os.environ[LOG_VARIABLE] = str(log)
-    processes = await asyncio.gather(*(_start_worker(url, f"bench-{workers}-{i}", env)
-                                       for i in range(workers)))
+    processes = await _start_workers(url, workers, env, folder)
     submitted: dict[str, float] = {}
     try:
         async with Host.open(url, agents=[queued], secret=SECRET,

@@ -16,6 +16,7 @@ LAYERS: dict[str, int] = {
     "symfonic.errors": 0,
     "symfonic.kernel": 1,
     "symfonic.services": 2, "symfonic.models": 2, "symfonic.tools": 2,
+    "symfonic.observability": 2,
     "symfonic.capabilities": 3,
     "symfonic.stores": 4,
     "symfonic.agent": 5, "symfonic.platform": 5, "symfonic.workers": 5, "symfonic": 5,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from symfonic import observability
 from symfonic.errors import SymfonicError
 from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
 from symfonic.kernel.interrupts import PendingInterrupt
@@ -296,13 +297,15 @@ class PreparedTurn:
         """The run's events; ``finalize`` stores the turn before its terminal event is yielded,
         so a caller that sees ``Completed`` can rely on the turn being stored. ``progress`` sees
         every other event before it is yielded (a claimed turn stores each tool's result there)."""
-        spec = self._agent.spec
+        spec, request = self._agent.spec, self._request
         system = [Message("system", spec.instructions)] if spec.instructions else []
-        runner = InvocationRunner(model=spec.resolved_model, plan=self._plan,
-                                  request=self._request, history=history, new_input=new_input,
-                                  resume=resume, max_rounds=spec.max_rounds, preamble=system,
-                                  output=spec.output, timeout=spec.turn_timeout)
-        return _finalized(runner, finalize, self._agent._runtime.published, progress)
+        model, plan = observability.instrumented(spec.resolved_model, self._plan)
+        runner = InvocationRunner(model=model, plan=plan, request=request, history=history,
+                                  new_input=new_input, resume=resume, max_rounds=spec.max_rounds,
+                                  preamble=system, output=spec.output, timeout=spec.turn_timeout)
+        events = _finalized(runner, finalize, self._agent._runtime.published, progress)
+        return observability.traced_segment(events, agent=spec.name, model=model, request=request,
+                                            continues=request.continues_trace)
 
 
 def prepare_turn(agent: Agent, request: TurnRequest,

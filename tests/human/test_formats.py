@@ -23,6 +23,8 @@ def test_every_golden_turn_state_still_loads_and_round_trips(version: int) -> No
     assert [c.name for c in state.round] == ["ask_user", "lookup"]
     assert state.usage == (Usage() if version < 2 else Usage(
         input_tokens=120, output_tokens=30, cached_tokens=100, reasoning_tokens=12))
+    assert state.trace_parent == (None if version < 3 else
+                                  "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
     if version == FORMAT_VERSION:
         assert state.to_dict() == stored
 

@@ -31,6 +31,8 @@ class TurnRequest:
         scope: The tenant the agent is bound to.
         resumed_from: The pause this run resumes (its ledger id, ``interrupt_id``); None for the
             run that started the turn. A tool can name it, so a log says which answer it ran on.
+        continues_trace: The W3C ``traceparent`` of the segment that paused the turn, as its pause
+            stored it: this segment's span links to it (``symfonic.observability``).
     """
 
     run_id: str
@@ -39,6 +41,7 @@ class TurnRequest:
     thread_id: str
     scope: Scope
     resumed_from: str | None = None
+    continues_trace: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

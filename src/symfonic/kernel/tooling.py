@@ -75,3 +75,25 @@ class Tool(Protocol):
             ToolArgumentsInvalid: when they do not fit the schema.
         """
         ...
+
+
+class WrappedTool:
+    """A tool around another: the same schema and validation, and whatever else of the inner tool
+    a capability reads (``idempotent``, its function...); subclasses change :meth:`invoke` only.
+    How the runtime records tool calls as steps or traces them, without the tool knowing."""
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.tool, name)
+
+    @property
+    def schema(self) -> ToolSchema:
+        return self.tool.schema
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.tool.validate(arguments)
+
+    async def invoke(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        return await self.tool.invoke(arguments, invocation)

@@ -204,7 +204,7 @@ class LedgerContinuation:
         decision = project(spec, call, spec.check_answer(answer))
         request = TurnRequest(run_id=run_id or uuid.uuid4().hex, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
-                              resumed_from=claims.jti)
+                              resumed_from=claims.jti, continues_trace=state.trace_parent)
         turn = prepare_turn(agent, request, resumed_from=claims.jti)
 
         # The history up to the pause was committed with it and can never change, so it is read
@@ -319,7 +319,7 @@ class LedgerContinuation:
             resume = recovered_round(agent, state, call, record.decision, history)
         request = TurnRequest(run_id=run_id, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
-                              resumed_from=claims.jti)
+                              resumed_from=claims.jti, continues_trace=state.trace_parent)
         turn = prepare_turn(agent, request, resumed_from=claims.jti)
         claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
         if not claim.won:

@@ -12,6 +12,9 @@ states loadable.
 Versions:
     1: position, round, resolved decisions, paused call.
     2: adds ``usage``, the tokens the turn consumed before the pause (0 when read from 1).
+    3: adds ``trace_parent``, the W3C trace context of the segment that paused, written only when
+       there is one (a traced process), so an untraced pause writes what version 2 wrote but for
+       the number.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
 from symfonic.services.conversation import StoredFormatError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class TurnStateFormatError(StoredFormatError):
@@ -42,6 +45,8 @@ class TurnState:
         resolved: Decisions made for calls of the round before this pause (an earlier answer).
         paused_call_id: The call this pause waits on.
         usage: Tokens the turn consumed before the pause, carried into the resumed run's total.
+        trace_parent: The ``traceparent`` of the span of the segment that paused; the resuming
+            segment's span links to it. Never a secret: trace and span ids only.
     """
 
     checkpoint_id: str
@@ -55,9 +60,12 @@ class TurnState:
     paused_call_id: str
     resolved: dict[str, Resolution] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
+    trace_parent: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        traced = {} if self.trace_parent is None else {"trace_parent": self.trace_parent}
         return {
+            **traced,
             "format": FORMAT_VERSION,
             "checkpoint_id": self.checkpoint_id,
             "scope": self.scope.to_claim(),
@@ -91,6 +99,7 @@ class TurnState:
                 paused_call_id=str(data["paused_call_id"]),
                 resolved={cid: resolution_from_dict(r) for cid, r in data["resolved"].items()},
                 usage=Usage.from_dict(data["usage"]) if version >= 2 else Usage(),
+                trace_parent=str(data["trace_parent"]) if data.get("trace_parent") else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as damaged:
             raise TurnStateFormatError(f"damaged turn state: {damaged!r}") from damaged

@@ -31,7 +31,7 @@ from dbos import DBOS
 from symfonic.agent import AgentSpec
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
 from symfonic.kernel.model import Model, OutputSpec, complete
-from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema
+from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema, WrappedTool
 from symfonic.platform.recovery import INTERRUPTED
 
 __all__ = ["StepModel", "StepTool", "durable_spec"]
@@ -78,22 +78,12 @@ class StepModel:
         yield reply
 
 
-class StepTool:
+class StepTool(WrappedTool):
     """A tool whose call, inside a workflow, runs at most once across replays (see the module)."""
 
     def __init__(self, tool: Tool) -> None:
-        self.tool = tool
+        super().__init__(tool)
         self.idempotent: bool = bool(getattr(tool, "idempotent", False))
-
-    def __getattr__(self, name: str) -> Any:  # whatever else a capability reads of the tool
-        return getattr(self.tool, name)
-
-    @property
-    def schema(self) -> ToolSchema:
-        return self.tool.schema
-
-    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self.tool.validate(arguments)
 
     async def invoke(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
         if not _in_workflow():

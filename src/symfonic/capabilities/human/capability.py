@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from symfonic import observability
 from symfonic.capabilities.human.errors import NoCheckpointAvailable
 from symfonic.capabilities.human.pausing import PauseBinding, TurnDraft
 from symfonic.capabilities.human.tokens import IssuedPause, PauseClaims, TokenKeys
@@ -146,7 +147,7 @@ class HumanInteractionCapability:
             thread_id=claims.thread, run_id=claims.run, root_run_id=claims.root_run,
             transcript_position=draft.transcript_position + len(draft.unsaved),
             round=draft.round, paused_call_id=claims.tool_call_id, resolved=draft.resolved,
-            usage=draft.usage)
+            usage=draft.usage, trace_parent=observability.current_trace_parent())
         record = PauseRecord(
             jti=claims.jti, scope=scope, run_id=claims.run, root_run_id=claims.root_run,
             session_id=claims.session, thread_id=claims.thread, checkpoint_id=claims.checkpoint,

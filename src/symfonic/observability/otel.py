@@ -1,0 +1,110 @@
+"""OpenTelemetry's API, imported at the first turn rather than with ``symfonic``, or not at all.
+
+Only ``opentelemetry-api`` is used here, through the global tracer and meter providers: whoever
+runs the process (``symfonic serve`` with ``OTEL_*`` variables, or the application) installs an
+SDK, and until then every span and measurement is the API's no-op. Without the package installed,
+:func:`api` is None and callers skip their instrumentation whole, so a host without it pays one
+failed import per process.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["API", "CONTENT_VARIABLE", "api", "capture_content", "instruments"]
+
+SCOPE = "symfonic"
+"""The instrumentation scope of every span and instrument symfonic makes."""
+CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""Set to ``true`` to record tool arguments and results on spans (off by default: they may hold
+personal data, and a trace backend is rarely where that should go)."""
+
+
+@dataclass(frozen=True)
+class API:
+    """The modules of ``opentelemetry`` symfonic uses, imported once."""
+
+    trace: Any
+    metrics: Any
+    context: Any
+    propagator: Any
+    """W3C trace context, for the ``traceparent`` a pause stores."""
+
+
+_LOADED: list[API | None] = []
+
+
+def api() -> API | None:
+    """OpenTelemetry's API, or None when it is not installed."""
+    if not _LOADED:
+        try:
+            from opentelemetry import context, metrics, trace
+            from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+        except ImportError:
+            _LOADED.append(None)
+        else:
+            _LOADED.append(API(trace=trace, metrics=metrics, context=context,
+                               propagator=TraceContextTextMapPropagator()))
+    return _LOADED[0]
+
+
+def capture_content() -> bool:
+    """True when spans may carry tool arguments and results (:data:`CONTENT_VARIABLE`)."""
+    return os.environ.get(CONTENT_VARIABLE, "").strip().lower() in ("true", "1", "yes")
+
+
+def tracer(loaded: API) -> Any:
+    """The global provider's tracer, asked for each time: an SDK installed after the first turn
+    (a test, an application that configures telemetry late) is then used from the next span on."""
+    return loaded.trace.get_tracer(SCOPE)
+
+
+@dataclass(frozen=True)
+class Instruments:
+    """Every metric symfonic records, made once per meter provider."""
+
+    token_usage: Any
+    operation_duration: Any
+    tool_duration: Any
+    answer_time: Any
+    resumes: Any
+    refusals: Any
+    pauses_issued: Any
+
+
+_INSTRUMENTS: dict[int, Instruments] = {}
+
+
+def instruments(loaded: API) -> Instruments:
+    """The instruments of the current global meter provider."""
+    provider = loaded.metrics.get_meter_provider()
+    made = _INSTRUMENTS.get(id(provider))
+    if made is None:
+        meter = provider.get_meter(SCOPE)
+        made = Instruments(
+            token_usage=meter.create_histogram(
+                "gen_ai.client.token.usage", unit="{token}",
+                description="Tokens used per model call, by type (input, output)."),
+            operation_duration=meter.create_histogram(
+                "gen_ai.client.operation.duration", unit="s",
+                description="Time a model call took, to its whole reply."),
+            tool_duration=meter.create_histogram(
+                "gen_ai.execute_tool.duration", unit="s", description="Time a tool call took."),
+            answer_time=meter.create_histogram(
+                "symfonic.pause.answer_time", unit="s",
+                description="Time from a pause to its answer (the claim of its resume)."),
+            resumes=meter.create_counter(
+                "symfonic.pause.resumes", unit="{resume}",
+                description="Resumed turns by outcome (completed, paused_again, failed, "
+                            "interrupted)."),
+            refusals=meter.create_counter(
+                "symfonic.pause.refusals", unit="{refusal}",
+                description="Resumes refused, by error type."),
+            pauses_issued=meter.create_counter(
+                "symfonic.pause.issued", unit="{pause}", description="Pauses stored."),
+        )
+        _INSTRUMENTS.clear()  # one provider at a time: a replaced one is not used again
+        _INSTRUMENTS[id(provider)] = made
+    return made
