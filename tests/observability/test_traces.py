@@ -11,11 +11,21 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
-from symfonic import AgentSpec, Host, HumanInteraction, ModelReply, Scope, ToolCall
+from symfonic import (
+    AgentSpec,
+    AnswerInvalid,
+    Host,
+    HumanInteraction,
+    ModelReply,
+    PauseAlreadyResumed,
+    Scope,
+    ToolCall,
+)
 from symfonic.kernel.messages import Message, Usage
 from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.observability import CONTENT_VARIABLE
+from symfonic.testing import ManualClock
 from symfonic.tools import tool
 from tests.observability.conftest import Telemetry
 
@@ -130,3 +140,28 @@ async def test_model_calls_and_tools_are_measured(tmp_path: Path, telemetry: Tel
     assert calls.count == 2 and calls.attributes["gen_ai.request.model"] == "desk-policy"
     [tools] = measured["gen_ai.execute_tool.duration"]
     assert tools.count == 1 and tools.attributes["gen_ai.tool.name"] == "lookup"
+
+
+async def test_pauses_are_measured_issued_answered_resumed_and_refused(
+        tmp_path: Path, telemetry: Telemetry) -> None:
+    clock = ManualClock(1_700_000_000.0)
+    async with Host.open(f"sqlite:///{tmp_path / 'desk.db'}", agents=[AGENT], secret=SECRET,
+                         clock=clock) as host:
+        paused = await host.agent("desk", ACME).run("refund order 42", session_id="s1")
+        assert paused.interrupt is not None
+        clock.advance(90)  # a person takes a minute and a half
+        with pytest.raises(AnswerInvalid):
+            await host.continuation.resume(paused.interrupt.token, {"approved": "maybe"})
+        await host.continuation.resume(paused.interrupt.token, {"approved": True})
+        with pytest.raises(PauseAlreadyResumed):
+            await host.continuation.resume(paused.interrupt.token, {"approved": True})
+    measured = telemetry.collect()
+    [issued] = measured["symfonic.pause.issued"]
+    assert (issued.value, issued.attributes["gen_ai.agent.name"]) == (1, "desk")
+    [answer] = measured["symfonic.pause.answer_time"]
+    assert (answer.count, answer.sum) == (1, 90.0)
+    assert has(answer.attributes, {"symfonic.pause.name": "refund", "gen_ai.agent.name": "desk"})
+    assert {(p.attributes["symfonic.outcome"], p.value)
+            for p in measured["symfonic.pause.resumes"]} == {("completed", 1)}
+    assert {(p.attributes["error.type"], p.value) for p in measured["symfonic.pause.refusals"]} == {
+        ("AnswerInvalid", 1), ("PauseAlreadyResumed", 1)}

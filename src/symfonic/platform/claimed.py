@@ -34,6 +34,7 @@ from symfonic.kernel.events import Completed, Failed, Paused, RunEvent, ToolCall
 from symfonic.kernel.messages import Message
 from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
+from symfonic.observability import measures
 from symfonic.platform.continuation import ClaimLost, OutcomeUnknown
 from symfonic.services.conversation import StoreError, TranscriptTail
 from symfonic.services.ledger import Finish
@@ -58,6 +59,8 @@ class ClaimedTurn:
     """How long the session's stored transcript already is when an earlier attempt of this very
     segment ran (a workflow replayed on another worker, ``symfonic.workers``): the replay yields
     the same messages again, and those positions are taken as stored rather than appended twice."""
+    agent: str = ""
+    """The agent whose turn it is, for the resumes' metric (``symfonic.pause.resumes``)."""
     reclaimed: bool = False
     """Taken over from an earlier holder (a recovery, a replayed segment): part of the turn may
     be applied already, so giving up never hands the pause back to ``outstanding``, where a
@@ -80,6 +83,7 @@ class ClaimedTurn:
             if self._lost:
                 # Leave the row alone: a recovery may hold it by now.
                 self._settled = True
+                measures.resumed(self.agent, "interrupted")
                 raise ClaimLost(f"the claim on pause {self.jti} lapsed; the turn stopped")
             # Only once a tool body has run: until then nothing is applied, and a cancelled turn
             # can give the pause back with nothing of it stored.
@@ -149,6 +153,9 @@ class ClaimedTurn:
                               start=runner.transcript_position, messages=runner.unsaved)
 
     async def _record(self, terminal: RunEvent, runner: InvocationRunner) -> None:
+        outcome = ("completed" if isinstance(terminal, Completed) else "paused_again"
+                   if isinstance(terminal, Paused) and terminal.interrupt.resumable else "failed")
+        measures.resumed(self.agent, outcome)
         if isinstance(terminal, Completed):
             finish = Finish(jti=self.jti, status="completed", finished_at=self.clock(),
                             outcome={"output": terminal.output, "run_id": terminal.run_id,
@@ -202,6 +209,7 @@ class ClaimedTurn:
         """Leave the pause with a way forward: back to ``outstanding`` when nothing was applied,
         else ``interrupted`` now (if the store cannot be told, the lease lapses to the same)."""
         self._settled = True
+        measures.resumed(self.agent, "interrupted" if applied or self.reclaimed else "released")
         try:
             if applied or self.reclaimed:
                 await self.store.interrupt(self.jti, self.clock())

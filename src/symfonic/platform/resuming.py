@@ -30,6 +30,7 @@ from symfonic.capabilities.human.typed_projection import project
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
+from symfonic.observability import measures
 from symfonic.platform.claimed import DEFAULT_LEASE, ClaimedStream, ClaimedTurn
 from symfonic.platform.continuation import (
     ContinuationUnavailable,
@@ -168,14 +169,14 @@ class LedgerContinuation:
         Raises:
             ContinuationUnavailable: the store could not be reached in time (nothing ran).
         """
-        with reachable():
+        with measures.refusals(), reachable():
             return await self._resume_stream(token, answer, answered_by, None)
 
     async def resume_run_stream(self, token: str, answer: Any, *, run_id: str,
                                 answered_by: str | None = None) -> ClaimedStream:
         """:meth:`resume_stream` as the run ``run_id``: a background resume names its run, so
         that a replay of it on another worker (:meth:`takeover_stream`) is the same run."""
-        with reachable():
+        with measures.refusals(), reachable():
             return await self._resume_stream(token, answer, answered_by, run_id)
 
     async def _paused(self, token: str) -> tuple[PauseClaims, Scope, Agent, Store, PauseRecord,
@@ -219,6 +220,7 @@ class LedgerContinuation:
             raise claim
         if not claim.won:
             refuse(claim.record, now) if claim.record else unknown(claims.jti)
+        measures.answered(agent.spec.name, record.name, record.kind, now - record.issued_at)
         if isinstance(history, BaseException):
             # Claimed, and nothing ran: give the pause back rather than leave it claimed.
             with contextlib.suppress(StoreError):
@@ -226,7 +228,7 @@ class LedgerContinuation:
             raise history
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision},
                              usage=state.usage)
-        claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
+        claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope, agent=agent.spec.name,
                               session_id=state.session_id, clock=self._clock, lease=self._lease)
         return claimed.events(turn, history, resume)
 
@@ -254,7 +256,7 @@ class LedgerContinuation:
             UnknownPauseToken: a bad token, by subclass.
             ContinuationUnavailable: the store could not be reached in time.
         """
-        with reachable():
+        with measures.refusals(), reachable():
             return await self._reclaimed(token, run_id or uuid.uuid4().hex, replay=False,
                                          recovered_from=recovered_from)
 
@@ -293,7 +295,7 @@ class LedgerContinuation:
                 resume it; a recovery's gave it back before any tool ran).
             UnknownPauseToken: a bad token, or the turn finished (``PauseAlreadyResumed``).
         """
-        with reachable():
+        with measures.refusals(), reachable():
             return await self._reclaimed(token, run_id, replay=True, recovered_from=recovered_from)
 
     async def _reclaimed(self, token: str, run_id: str, *, replay: bool,
@@ -324,7 +326,7 @@ class LedgerContinuation:
         claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
         if not claim.won:
             refuse(claim.record, now) if claim.record else unknown(claims.jti)
-        claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope,
+        claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope, agent=agent.spec.name,
                               session_id=state.session_id, clock=self._clock, lease=self._lease,
                               stored_upto=len(stored) if replay else 0, reclaimed=True)
         return claimed.events(turn, history, resume)

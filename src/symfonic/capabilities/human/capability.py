@@ -31,6 +31,7 @@ from symfonic.capabilities.human.tokens import IssuedPause, PauseClaims, TokenKe
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.kernel.plan import RunEnvironment, ServiceKey
 from symfonic.kernel.scope import Scope
+from symfonic.observability import measures
 from symfonic.services.conversation import StoreError, TranscriptTail
 from symfonic.services.ledger import Finish, PauseIssue, PauseLedger, PauseRecord
 from symfonic.services.outbox import PAUSE_CREATED, Notification
@@ -169,6 +170,7 @@ class HumanInteractionCapability:
             logger.error("pause %s was not stored; publishing it as not resumable: %s",
                          claims.jti, failed)
             return False
+        measures.issued(record.pin.partition("@")[0], spec.kind)
         return True
 
 
