@@ -25,8 +25,10 @@ from symfonic.kernel.messages import Message, Usage
 from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.observability import CONTENT_VARIABLE
+from symfonic.observability.measures import INTERVAL_VARIABLE
 from symfonic.testing import ManualClock
 from symfonic.tools import tool
+from tests.http.helpers import until
 from tests.observability.conftest import Telemetry
 
 SECRET = "a-long-random-secret-for-traces"
@@ -165,3 +167,21 @@ async def test_pauses_are_measured_issued_answered_resumed_and_refused(
             for p in measured["symfonic.pause.resumes"]} == {("completed", 1)}
     assert {(p.attributes["error.type"], p.value) for p in measured["symfonic.pause.refusals"]} == {
         ("AnswerInvalid", 1), ("PauseAlreadyResumed", 1)}
+
+
+async def test_outstanding_pauses_are_a_gauge_per_tenant_and_agent(
+        tmp_path: Path, telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(INTERVAL_VARIABLE, "0.05")
+    async with Host.open(f"sqlite:///{tmp_path / 'desk.db'}", agents=[AGENT], secret=SECRET) as host:
+        for session in ("s1", "s2"):
+            await host.agent("desk", ACME).run("refund order 42", session_id=session)
+        other = await host.agent("desk", Scope(tenant="globex")).run("refund 7", session_id="s1")
+        assert other.interrupt is not None
+
+        def gauge() -> dict[tuple[str, str], int]:
+            return {(p.attributes["symfonic.tenant"], p.attributes["gen_ai.agent.name"]): p.value
+                    for p in telemetry.collect().get("symfonic.pauses.outstanding", [])}
+
+        await until(lambda: gauge() == {("acme", "desk"): 2, ("globex", "desk"): 1})
+        await host.continuation.resume(other.interrupt.token, {"approved": True})
+        await until(lambda: gauge() == {("acme", "desk"): 2, ("globex", "desk"): 0})

@@ -10,17 +10,29 @@ id in a histogram (tenants are many; their counts are the ledger's to list).
   ``failed``, ``interrupted``), by agent.
 - ``symfonic.pause.refusals``: answers and recoveries refused before anything ran, by
   ``error.type`` (``PauseAlreadyResumed``, ``PauseExpired``, ``AnswerInvalid``...).
+- ``symfonic.pauses.outstanding``: a gauge of the pauses waiting for a person, per tenant and
+  agent (:class:`OutstandingPauses`); here a tenant is an attribute, since it is what an operator
+  alerts on (one tenant's queue growing).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterator
+import logging
+import os
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any
 
 from symfonic.errors import SymfonicError
-from symfonic.observability.otel import api, instruments
+from symfonic.observability.otel import API, api, instruments
 
-__all__ = ["answered", "issued", "refusals", "resumed"]
+__all__ = ["OutstandingPauses", "answered", "issued", "observe_outstanding", "refusals", "resumed"]
+logger = logging.getLogger("symfonic.observability")
+INTERVAL_VARIABLE = "SYMFONIC_PAUSES_GAUGE_INTERVAL"
+"""Seconds between two counts of the outstanding pauses (15 by default): each is one grouped
+query of the ledger, on its partial index of live pauses."""
 
 
 def issued(agent: str, kind: str) -> None:
@@ -54,3 +66,68 @@ def refusals() -> Iterator[None]:
         if loaded is not None:
             instruments(loaded).refusals.add(1, {"error.type": type(refused).__name__})
         raise
+
+
+class OutstandingPauses:
+    """The gauge ``symfonic.pauses.outstanding``: unexpired outstanding pauses per tenant and
+    agent, read from the ledger (``outstanding_counts``) every ``interval`` seconds by a host.
+
+    Only when an SDK's meter provider is installed (nobody reads the gauge otherwise). Every host
+    on one database reports the same counts: aggregate it with max, not sum, across instances.
+    A (tenant, agent) that had pauses is reported 0 once it has none, rather than left stale.
+    """
+
+    def __init__(self, count: Callable[[], Awaitable[Mapping[tuple[str, str], int]]],
+                 interval: float | None = None) -> None:
+        self._count = count
+        self._interval = interval or float(os.environ.get(INTERVAL_VARIABLE) or 15.0)
+        self.counts: dict[tuple[str, str], int] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        loaded = api()
+        if loaded is None or _default_provider(loaded):
+            return
+        instruments(loaded)  # the gauge is made with the other instruments
+        _WATCHED.add(self)
+        await self.refresh()
+        self._task = asyncio.create_task(self._refreshing(), name="symfonic-outstanding-pauses")
+
+    async def refresh(self) -> None:
+        try:
+            fresh = dict(await self._count())
+        except SymfonicError as failed:  # the store is down: the gauge keeps its last reading
+            logger.warning("outstanding pauses could not be counted: %s", failed)
+            return
+        self.counts = {**dict.fromkeys(self.counts, 0), **fresh}
+
+    async def close(self) -> None:
+        _WATCHED.discard(self)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _refreshing(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self.refresh()
+
+
+_WATCHED: weakref.WeakSet[OutstandingPauses] = weakref.WeakSet()
+
+
+def observe_outstanding(_options: Any) -> Iterator[Any]:
+    """The gauge's callback (run by the SDK's reader, on its thread): the hosts' last readings."""
+    loaded = api()
+    if loaded is None:
+        return
+    for watched in list(_WATCHED):
+        for (tenant, agent), count in list(watched.counts.items()):
+            yield loaded.metrics.Observation(count, {"symfonic.tenant": tenant,
+                                                     "gen_ai.agent.name": agent})
+
+
+def _default_provider(loaded: API) -> bool:
+    """True while the meter provider is the API's own (no SDK installed: nothing is exported)."""
+    return type(loaded.metrics.get_meter_provider()).__module__.startswith("opentelemetry.metrics")

@@ -72,9 +72,16 @@ class Instruments:
     resumes: Any
     refusals: Any
     pauses_issued: Any
+    outstanding: Any
 
 
 _INSTRUMENTS: dict[int, Instruments] = {}
+
+
+def _observe_outstanding(options: Any) -> Any:
+    from symfonic.observability.measures import observe_outstanding
+
+    return observe_outstanding(options)
 
 
 def instruments(loaded: API) -> Instruments:
@@ -104,6 +111,9 @@ def instruments(loaded: API) -> Instruments:
                 description="Resumes refused, by error type."),
             pauses_issued=meter.create_counter(
                 "symfonic.pause.issued", unit="{pause}", description="Pauses stored."),
+            outstanding=meter.create_observable_gauge(
+                "symfonic.pauses.outstanding", callbacks=[_observe_outstanding], unit="{pause}",
+                description="Pauses waiting for a person, per tenant and agent."),
         )
         _INSTRUMENTS.clear()  # one provider at a time: a replaced one is not used again
         _INSTRUMENTS[id(provider)] = made

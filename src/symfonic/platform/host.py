@@ -34,6 +34,7 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
+from symfonic.observability.measures import OutstandingPauses
 from symfonic.platform.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable
 from symfonic.platform.conversations import conversation_upto
@@ -70,6 +71,7 @@ class Host:
         self.url = None if store is not None else resolve_url(url)
         self._store = store
         self._workers: Workers | None = None
+        self._outstanding: OutstandingPauses | None = None
         self._specs = {spec.name: spec for spec in agents}
         self._keys = keys
         self._clock = clock
@@ -119,7 +121,10 @@ class Host:
                    claim_lease=claim_lease, notifications=notifications, workers=workers)
 
     async def start(self) -> Host:
-        await self.store()
+        store = await self.store()
+        if self._outstanding is None:  # a gauge, only when an SDK reads it
+            self._outstanding = OutstandingPauses(lambda: store.outstanding_counts(self.now()))
+            await self._outstanding.start()
         if self._workers is not None and not self._workers.started:
             await self._workers.start()
         return self
@@ -141,9 +146,8 @@ class Host:
         self._specs = {name: durable_spec(spec) for name, spec in self._specs.items()}
 
     def workers_also_run(self, queue: str) -> bool:
-        """Have this host's workers run the workflows of ``queue`` too (e.g. the webhook
-        deliveries of a server that has the webhook configuration); False when the host has no
-        workers, or they started already (too late to listen to another queue)."""
+        """Have this host's workers run ``queue``'s workflows too (a server's webhook deliveries);
+        False without workers, or once they started (too late to listen to another queue)."""
         if self._workers is None or self._workers.started:
             return False
         if queue not in self._workers.also_listen:
@@ -344,6 +348,8 @@ class Host:
         return self._clock()
 
     async def close(self) -> None:
+        if self._outstanding is not None:
+            await self._outstanding.close()
         if self._workers is not None and self._workers.started:
             await self._workers.close()
         for agent in self._agents.values():

@@ -176,6 +176,11 @@ class PauseLedger(Protocol):
         ``interrupted`` ones (lapsed claims included); ``after`` continues a previous page."""
         ...
 
+    async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
+        """How many unexpired ``outstanding`` pauses each (tenant, agent) has, over every tenant:
+        what an operator's gauge shows. The agent is the one named in the pause's pin."""
+        ...
+
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         """The scope's answered pauses (claimed, whatever came of it since), the latest answer
         first: the recent decisions an inbox shows."""

@@ -154,6 +154,14 @@ class MemoryStore:
                 and (status != "outstanding" or r.expires_at > now)]
         return sorted(rows, key=lambda r: (r.issued_at, r.jti))[:limit]
 
+    async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
+        counts: dict[tuple[str, str], int] = {}
+        for record in self._pauses.values():
+            if record.status == "outstanding" and record.expires_at > now:
+                key = (record.scope.key, record.pin.partition("@")[0])
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         rows = [r for r in self._pauses.values() if r.scope == scope and r.claimed_at is not None]
         return sorted(rows, key=lambda r: (r.claimed_at or 0.0, r.jti), reverse=True)[:limit]

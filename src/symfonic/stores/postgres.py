@@ -24,12 +24,7 @@ from typing import Any
 
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
-from symfonic.services.conversation import (
-    StoreError,
-    StoreUnavailable,
-    TranscriptConflict,
-    TranscriptTail,
-)
+from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptConflict, TranscriptTail
 from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
@@ -48,14 +43,15 @@ Connection = psycopg.AsyncConnection[Any]
 Check = Callable[[], Awaitable[None]]
 _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic schema change
 
-_S = {name: sql.to_format_style(getattr(sql, name)) for name in (
-    "NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
-    "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
-    "SESSION_PAUSED", "ANSWERED", "REVOKE", "SWEEP", "SWEEP_LEASES", "INSERT_NOTIFICATION",
-    "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER", "OUTBOX_GIVE_UP",
-    "OUTBOX_RETRY", "OUTBOX_PRUNE")} | {name: sql.to_format_style(getattr(sql_accounts, name)) for name in (
-    "INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
-    "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")}
+_PAUSES = ("NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
+           "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
+           "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "REVOKE", "SWEEP", "SWEEP_LEASES",
+           "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
+           "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE")
+_ACCOUNTS = ("INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
+             "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")
+_S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES} | {
+    name: sql.to_format_style(getattr(sql_accounts, name)) for name in _ACCOUNTS}
 
 
 class PostgresStore(PostgresTasks):
@@ -195,6 +191,9 @@ class PostgresStore(PostgresTasks):
         rows = await self._fetchall(sql.to_format_style(sql.list_statement(status)),
                                     sql.list_parameters(scope, now, limit, after))
         return [sql.record_of(row) for row in rows]
+
+    async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
+        return sql.counts_of(await self._fetchall(_S["OUTSTANDING_COUNTS"], (now,)))
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         return [sql.record_of(row) for row in await self._fetchall(_S["ANSWERED"], (scope.key, limit))]

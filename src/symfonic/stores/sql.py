@@ -176,6 +176,20 @@ LIST_OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = 
 LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND {LAPSED} "
                     "AND (issued_at > ? OR (issued_at = ? AND jti > ?)) "
                     "ORDER BY issued_at, jti LIMIT ?")
+OUTSTANDING_COUNTS = ("SELECT scope, pin, COUNT(*) FROM symfonic_pauses WHERE status = 'outstanding' "
+                      "AND expires_at > ? GROUP BY scope, pin")
+
+
+def counts_of(rows: Any) -> dict[tuple[str, str], int]:
+    """(tenant, agent) → count, from :data:`OUTSTANDING_COUNTS`' rows (a pin's agent is the part
+    before its ``@``; one agent's pins of several definitions add up)."""
+    counts: dict[tuple[str, str], int] = {}
+    for scope, pin, count in rows:
+        key = (str(scope), str(pin).partition("@")[0])
+        counts[key] = counts.get(key, 0) + int(count)
+    return counts
+
+
 SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id = ? "
                   "AND status = 'outstanding' AND expires_at > ? LIMIT 1")
 REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "

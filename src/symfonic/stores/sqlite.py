@@ -167,6 +167,10 @@ class SQLiteStore(SQLiteTasks):
             sql.list_statement(status), sql.list_parameters(scope, now, limit, after)).fetchall())
         return [sql.record_of(row) for row in rows]
 
+    async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
+        return sql.counts_of(await self._read(
+            lambda c: c.execute(sql.OUTSTANDING_COUNTS, (now,)).fetchall()))
+
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         rows = await self._read(lambda c: c.execute(sql.ANSWERED, (scope.key, limit)).fetchall())
         return [sql.record_of(row) for row in rows]

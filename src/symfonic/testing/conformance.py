@@ -187,6 +187,15 @@ class StoreConformance(OutboxConformance, KeysConformance, AccountsConformance, 
         assert [r.jti for r in await store.pauses(ACME, NOW, limit=1)] == [older.record.jti]
         assert [r.jti for r in await store.pauses(GLOBEX, NOW)] == [foreign.record.jti]
 
+    async def test_outstanding_pauses_are_counted_per_tenant_and_agent(self, store: Any) -> None:
+        live = [pause_issue(session="a"), pause_issue(session="b"), pause_issue(GLOBEX)]
+        expired, claimed = pause_issue(ttl=1, issued_at=NOW - 10), pause_issue(session="d")
+        for issue in (*live, expired, claimed):
+            await store.issue(issue)
+        await store.claim(claimed.record.jti, NOW)
+        agent = live[0].record.pin.partition("@")[0]
+        assert await store.outstanding_counts(NOW) == {("acme", agent): 2, ("globex", agent): 1}
+
     async def test_session_paused_sees_only_live_outstanding_pauses(self, store: Any) -> None:
         issue = pause_issue(ttl=10)
         await store.issue(issue)
