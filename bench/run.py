@@ -40,6 +40,7 @@ from bench.queueing import QueueResult, measure_queue, queue_section, queue_tabl
 from bench.races import run_races
 from bench.report import LABELS, RunResults, console, fastest_langgraph, markdown
 from bench.symfonic_side import OtherHostSubject, SymfonicSubject
+from bench.tracing import TracingResult, measure_tracing, tracing_section, tracing_table
 from bench.workload import CONCURRENCY, HISTORIES, Plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -189,7 +190,8 @@ async def bench_queue(workspace: Workspace, postgres: str | None, quick: bool) -
     return results
 
 
-async def run(args: argparse.Namespace, command: str) -> tuple[RunResults, list[QueueResult]]:
+async def run(args: argparse.Namespace,
+              command: str) -> tuple[RunResults, list[QueueResult], list[TracingResult]]:
     plan = Plan.quick() if args.quick else Plan.full()
     postgres = None if args.no_postgres else args.postgres
     backends = ["sqlite"] + (["postgres"] if postgres else [])
@@ -209,8 +211,12 @@ async def run(args: argparse.Namespace, command: str) -> tuple[RunResults, list[
         log("  " + ", ".join(f"{a.adapter} {a.overhead:+.1%}" for a in results.adapters))
         log("background runs: queue latency and throughput by worker count")
         queue = await bench_queue(workspace, postgres, args.quick)
+        log("tracing: OpenTelemetry absent, no-op and with an SDK")
+        tracing = await asyncio.to_thread(measure_tracing, 3 if args.quick else 5)
+        log("  " + ", ".join(f"{t.store} no-op {t.overhead('noop')[0]:+.1%} sdk "
+                             f"{t.overhead('sdk')[0]:+.1%}" for t in tracing))
         results.seconds = time.perf_counter() - started
-        return results, queue
+        return results, queue, tracing
     finally:
         workspace.close()
 
@@ -227,13 +233,15 @@ def main(argv: list[str] | None = None) -> int:
                              "run; a quick run writes nothing unless asked)")
     args = parser.parse_args(argv)
     command = " ".join(["python -m bench.run", *argv])
-    results, queue = asyncio.run(run(args, command))
+    results, queue, tracing = asyncio.run(run(args, command))
     print(console(results))
     print("Background runs: queue latency and throughput by worker count\n" + queue_table(queue))
+    print("Tracing overhead on a pause + resume\n" + tracing_table(tracing))
     output = args.output or (None if args.quick else ROOT / "docs" / "benchmarks.md")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(markdown(results) + "\n" + queue_section(queue), encoding="utf-8")
+        output.write_text(markdown(results) + "\n" + queue_section(queue) + "\n"
+                          + tracing_section(tracing), encoding="utf-8")
         log(f"wrote {output}")
     return 0
 

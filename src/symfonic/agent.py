@@ -299,13 +299,14 @@ class PreparedTurn:
         every other event before it is yielded (a claimed turn stores each tool's result there)."""
         spec, request = self._agent.spec, self._request
         system = [Message("system", spec.instructions)] if spec.instructions else []
-        model, plan = observability.instrumented(spec.resolved_model, self._plan)
+        exported = observability.active()  # asked once per segment: None costs nothing more
+        model, plan = observability.instrumented(exported, spec.resolved_model, self._plan)
         runner = InvocationRunner(model=model, plan=plan, request=request, history=history,
                                   new_input=new_input, resume=resume, max_rounds=spec.max_rounds,
                                   preamble=system, output=spec.output, timeout=spec.turn_timeout)
         events = _finalized(runner, finalize, self._agent._runtime.published, progress)
-        return observability.traced_segment(events, agent=spec.name, model=model, request=request,
-                                            continues=request.continues_trace)
+        return observability.traced_segment(exported, events, agent=spec.name, model=model,
+                                            request=request, continues=request.continues_trace)
 
 
 def prepare_turn(agent: Agent, request: TurnRequest,

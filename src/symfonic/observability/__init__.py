@@ -11,7 +11,7 @@ tool durations, and of pauses: time to answer, resumes by outcome, refusals by t
 
 from __future__ import annotations
 
-from symfonic.observability.otel import CONTENT_VARIABLE
+from symfonic.observability.otel import CONTENT_VARIABLE, active
 from symfonic.observability.spans import current_trace_parent, instrumented, traced_segment
 
-__all__ = ["CONTENT_VARIABLE", "current_trace_parent", "instrumented", "traced_segment"]
+__all__ = ["CONTENT_VARIABLE", "active", "current_trace_parent", "instrumented", "traced_segment"]

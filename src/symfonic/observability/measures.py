@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from symfonic.errors import SymfonicError
-from symfonic.observability.otel import API, api, instruments
+from symfonic.observability.otel import API, active, api, instruments
 
 __all__ = ["OutstandingPauses", "answered", "issued", "observe_outstanding", "refusals", "resumed"]
 logger = logging.getLogger("symfonic.observability")
@@ -36,21 +36,21 @@ query of the ledger, on its partial index of live pauses."""
 
 
 def issued(agent: str, kind: str) -> None:
-    loaded = api()
+    loaded = active()
     if loaded is not None:
         instruments(loaded).pauses_issued.add(1, {"gen_ai.agent.name": agent,
                                                   "symfonic.pause.kind": kind})
 
 
 def answered(agent: str, name: str, kind: str, seconds: float) -> None:
-    loaded = api()
+    loaded = active()
     if loaded is not None:
         instruments(loaded).answer_time.record(max(0.0, seconds), {
             "gen_ai.agent.name": agent, "symfonic.pause.name": name, "symfonic.pause.kind": kind})
 
 
 def resumed(agent: str, outcome: str) -> None:
-    loaded = api()
+    loaded = active()
     if loaded is not None:
         instruments(loaded).resumes.add(1, {"gen_ai.agent.name": agent,
                                             "symfonic.outcome": outcome})
@@ -62,7 +62,7 @@ def refusals() -> Iterator[None]:
     try:
         yield
     except SymfonicError as refused:
-        loaded = api()
+        loaded = active()
         if loaded is not None:
             instruments(loaded).refusals.add(1, {"error.type": type(refused).__name__})
         raise

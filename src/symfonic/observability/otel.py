@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["API", "CONTENT_VARIABLE", "api", "capture_content", "instruments"]
+__all__ = ["API", "CONTENT_VARIABLE", "active", "api", "capture_content", "instruments"]
 
 SCOPE = "symfonic"
 """The instrumentation scope of every span and instrument symfonic makes."""
@@ -48,6 +48,23 @@ def api() -> API | None:
             _LOADED.append(API(trace=trace, metrics=metrics, context=context,
                                propagator=TraceContextTextMapPropagator()))
     return _LOADED[0]
+
+
+def active() -> API | None:
+    """The API, when an SDK is installed as a global tracer or meter provider; None while both
+    are the API's own no-ops (or the package is absent). Asked per segment, so an SDK installed
+    later is used from the next turn on, and a process that exports nothing pays nothing: no
+    wrapper, no span object, no attribute dictionary."""
+    loaded = api()
+    if loaded is None or (_default(loaded.trace.get_tracer_provider())
+                          and _default(loaded.metrics.get_meter_provider())):
+        return None
+    return loaded
+
+
+def _default(provider: object) -> bool:
+    """True for the API's own providers (proxies until an SDK is set, or explicit no-ops)."""
+    return type(provider).__module__.startswith(("opentelemetry.trace", "opentelemetry.metrics"))
 
 
 def capture_content() -> bool:

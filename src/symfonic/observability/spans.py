@@ -41,7 +41,7 @@ from symfonic.kernel.model import Model, OutputSpec
 from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import ToolInvocation, ToolSchema, WrappedTool
-from symfonic.observability.otel import API, api, capture_content, instruments, tracer
+from symfonic.observability.otel import API, active, api, capture_content, instruments, tracer
 
 __all__ = ["TracedModel", "TracedTool", "current_trace_parent", "describe_model", "instrumented",
            "traced_segment"]
@@ -65,7 +65,7 @@ def describe_model(model: Model) -> tuple[str, str]:
 def current_trace_parent() -> str | None:
     """The current span's context as a W3C ``traceparent``; None without a recording span (no
     SDK installed, or the span sampled out: nothing to link to)."""
-    loaded = api()
+    loaded = active()
     if loaded is None:
         return None
     span = loaded.trace.get_current_span()
@@ -76,12 +76,12 @@ def current_trace_parent() -> str | None:
     return carrier.get("traceparent")
 
 
-def traced_segment(events: AsyncIterator[RunEvent], *, agent: str, model: Model,
-                   request: TurnRequest, continues: str | None) -> AsyncIterator[RunEvent]:
+def traced_segment(loaded: API | None, events: AsyncIterator[RunEvent], *, agent: str,
+                   model: Model, request: TurnRequest,
+                   continues: str | None) -> AsyncIterator[RunEvent]:
     """``events``, inside an ``invoke_agent`` span (see the module); ``continues`` is the
-    ``traceparent`` of the segment whose pause this one resumes. ``events`` itself without
-    OpenTelemetry installed."""
-    loaded = api()
+    ``traceparent`` of the segment whose pause this one resumes. ``events`` itself when nothing
+    is exported (``loaded``, from :func:`~.otel.active`, is None)."""
     if loaded is None:
         return events
     return _segment(loaded, events, agent=agent, model=model, request=request, continues=continues)
@@ -250,9 +250,10 @@ class TracedTool(WrappedTool):
             return result
 
 
-def instrumented(model: Model, plan: Plan) -> tuple[Model, Plan]:
-    """``model`` and ``plan``'s tools traced, when OpenTelemetry is installed; as they are else."""
-    if api() is None:
+def instrumented(loaded: API | None, model: Model, plan: Plan) -> tuple[Model, Plan]:
+    """``model`` and ``plan``'s tools traced and measured when something is exported (``loaded``,
+    from :func:`~.otel.active`); as they are else."""
+    if loaded is None:
         return model, plan
     tools = {name: tool if isinstance(tool, TracedTool) else TracedTool(tool)
              for name, tool in plan.tools.items()}
