@@ -339,3 +339,29 @@ async def _failed_soon(store: MemoryStore) -> list[Any]:
             return failed
         await asyncio.sleep(0.02)
     raise AssertionError("never given up")
+
+
+async def test_a_claim_dbos_could_not_take_is_claimed_again_and_delivered(
+        start_server: ServerFactory, receivers: list[Receiver],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """DBOS's database refusing the hand-over (here once) stops nothing: the claim lapses and the
+    relay, still running, claims it again."""
+    from dbos import DBOS
+    from sqlalchemy.exc import OperationalError
+
+    enqueue, refused = DBOS.enqueue_workflow_async, list[bool]()
+
+    async def flaky(*args: Any, **kwargs: Any) -> Any:
+        if not refused:
+            refused.append(True)
+            raise OperationalError("INSERT", {}, Exception("database is locked"))
+        return await enqueue(*args, **kwargs)
+
+    monkeypatch.setattr(DBOS, "enqueue_workflow_async", flaky)
+    receivers.append(Receiver())
+    server = start_server(webhooks=hooks(receivers[0].url, lease=1.0, timeout=0.5), workers=0)
+    async with httpx.AsyncClient(base_url=server.url) as client:
+        await paused_run(client, server)
+    [delivery] = await receivers[0].wait_for(1)
+    assert refused and delivery.answered == 204
+    await until(lambda: outbox_rows(database_of(server))[0]["delivered_at"] is not None)

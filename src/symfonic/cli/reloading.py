@@ -12,15 +12,24 @@ watch hands them back to the queue.
 uvicorn calls the factory synchronously from inside its running event loop, where an async app
 factory cannot be awaited. So the factory returns a shell that builds the service on its first
 ASGI call (the lifespan startup), in the server's loop: the loop the host's store then lives in.
+
+Each worker configures its own logging (``--log-format`` as ``$SYMFONIC_LOG_FORMAT``) and, when
+the ``OTEL_*`` variables ask for an export, its own OpenTelemetry SDK: providers are per process.
+The worker's SDK is shut down (its buffers exported) at the worker's exit, when uvicorn's
+``server.run`` has returned in the child process and there is no caller of ours left to do it.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic.cli.loading import load_host
+
+if TYPE_CHECKING:
+    from symfonic.transports.http.telemetry import Telemetry
 
 Receive = Any
 Send = Any
@@ -29,12 +38,14 @@ Send = Any
 class _Deferred:
     """An ASGI app that composes the symfonic service on its first call, then is that service."""
 
-    def __init__(self) -> None:
+    def __init__(self, telemetry: Telemetry | None = None) -> None:
         self._service: Any = None
+        self._telemetry = telemetry
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if self._service is None:
-            self._service = await _service()
+            service = await _service()
+            self._service = service if self._telemetry is None else self._telemetry.instrument(service)
         await self._service(scope, receive, send)
 
 
@@ -53,4 +64,10 @@ async def _service() -> Any:
 
 def reloaded_app() -> Any:
     """The worker's ASGI app (uvicorn calls this with ``factory=True``)."""
-    return _Deferred()
+    from symfonic.transports.http.telemetry import configure_logging, configure_telemetry
+
+    configure_logging()
+    telemetry = configure_telemetry()  # the parent has checked the variables and the extra
+    if telemetry is not None:
+        atexit.register(telemetry.shutdown)
+    return _Deferred(telemetry)

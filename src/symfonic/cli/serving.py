@@ -14,6 +14,12 @@ it (the same ``--app``, URL and secret, passed through the environment). The dev
 issued here, once, into the store, rather than by each worker: a key revoked at every restart
 would be useless. It is revoked when the server stops. A reloading server stops at once
 (no drain: its runs are cut off) and its webhook deliveries carry paths, not absolute URLs.
+
+Telemetry: when the standard ``OTEL_*`` variables ask for an OTLP export, the server installs the
+OpenTelemetry SDK (the ``[otel]`` extra; refused at once, with the install command, without it)
+and serves each request inside a server span (:mod:`symfonic.transports.http.telemetry`); each
+reloaded worker installs its own. ``--log-format json`` makes every log line a JSON object, with
+the trace id of the request it was written in; workers get it as ``$SYMFONIC_LOG_FORMAT``.
 """
 
 from __future__ import annotations
@@ -25,8 +31,9 @@ import importlib.util
 import os
 import socket
 import time
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
@@ -36,9 +43,19 @@ from symfonic.cli.exits import EPILOG, Exit, fail, plainly
 from symfonic.cli.loading import APP_VARIABLE, find_app, load_host
 from symfonic.platform.host import Host
 
+if TYPE_CHECKING:
+    from symfonic.transports.http.telemetry import Telemetry
+
 HTTP_EXTRA = "pip install 'symfonic[http]'"
 RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
 WORKERS_VARIABLE = "SYMFONIC_SERVE_WORKERS"
+
+
+class LogFormat(StrEnum):
+    """``--log-format``: lines for a person, or one JSON object per line for a log pipeline."""
+
+    TEXT = "text"
+    JSON = "json"
 
 
 @app.command(epilog=EPILOG)
@@ -57,7 +74,11 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
           workers: Annotated[int | None, typer.Option(
               help="Background turns this server runs at once, per agent (default, with "
                    "symfonic[workers] installed: 4 on SQLite; 0 on PostgreSQL, where symfonic "
-                   "worker runs them).", min=0)] = None) -> None:
+                   "worker runs them).", min=0)] = None,
+          log_format: Annotated[LogFormat, typer.Option(
+              "--log-format", envvar="SYMFONIC_LOG_FORMAT", case_sensitive=False,
+              help="Log lines as text, or as one JSON object per line; both carry the trace id "
+                   "of the request they were written in.")] = LogFormat.TEXT) -> None:
     """Serve the HTTP API and the inbox page (needs pip install 'symfonic[http]')."""
     try:
         from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
@@ -77,10 +98,35 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
         grace = shutdown_grace() if grace is None else grace
     except ValueError as wrong:
         fail(Exit.CONFIGURATION, str(wrong))
+    telemetry = _telemetry(install=not reload)
     if reload:
-        _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers)
+        _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers,
+                         log_format=log_format.value)
     else:
-        run_server(served, host=host, port=port, grace=grace, public_url=public_url)
+        run_server(served, host=host, port=port, grace=grace, public_url=public_url,
+                   log_format="json" if log_format is LogFormat.JSON else "text", telemetry=telemetry)
+
+
+def _telemetry(*, install: bool) -> Telemetry | None:
+    """The OpenTelemetry SDK, installed when the ``OTEL_*`` variables ask for an export; a process
+    that only reloads others (``install=False``) just checks that its workers will be able to.
+    A missing extra or an exporter this server lacks is refused before anything is printed."""
+    from symfonic.transports.http.telemetry import (
+        TelemetryExtraMissing,
+        configure_telemetry,
+        requested_signals,
+        require_sdk,
+    )
+
+    try:
+        if install:
+            return configure_telemetry()
+        signals = requested_signals()
+        if signals.traces or signals.metrics:
+            require_sdk()
+    except (TelemetryExtraMissing, ValueError) as wrong:
+        fail(Exit.CONFIGURATION, str(wrong))
+    return None
 
 
 async def _checked_host(target: str | None, url: str | None) -> Host:
@@ -133,10 +179,11 @@ def ensure_free(host: str, port: int) -> None:
 
 
 def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, grace: float,
-                     workers: int | None) -> None:
+                     workers: int | None, log_format: str) -> None:
     import uvicorn
 
     from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL
+    from symfonic.transports.http.telemetry import LOG_FORMAT_VARIABLE, configure_logging, logging_config
 
     if not served.url:
         fail(Exit.CONFIGURATION, "--reload needs an app whose Host is opened from a database URL "
@@ -147,6 +194,8 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     os.environ["SYMFONIC_SHUTDOWN_GRACE"] = str(grace)
     if workers is not None:
         os.environ[WORKERS_VARIABLE] = str(workers)
+    os.environ[LOG_FORMAT_VARIABLE] = log_format  # the workers' own records (and warnings)
+    log_config = logging_config(configure_logging(log_format))
     public_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '', '::') else host}:{port}"
     key, key_id = asyncio.run(_issue_key(served.url, DEMO_TENANT, f"{DEVELOPMENT_LABEL} {public_url}"))
     print(f"symfonic: serving {', '.join(sorted(served.specs))} on {served.url}, reloading on changes")
@@ -158,7 +207,7 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     folders = {str(Path.cwd())} | ({str(source.root)} if source.root else set())
     try:
         uvicorn.run(RELOADED_APP, factory=True, reload=True, reload_dirs=sorted(folders),
-                    host=host, port=port, log_level="info", lifespan="on")
+                    host=host, port=port, log_level="info", lifespan="on", log_config=log_config)
     finally:
         asyncio.run(_revoke_key(served.url, key_id))
 

@@ -36,6 +36,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
+from dbos._error import DBOSException
+from sqlalchemy.exc import SQLAlchemyError
 
 from symfonic.kernel.scope import Scope
 from symfonic.services.outbox import Notification, Outbox, OutboxEntry
@@ -83,14 +85,24 @@ class WorkflowSender(WebhookSender):
         return self.config.concurrency - len(self._handed)
 
     async def _dispatch(self, entry: OutboxEntry) -> None:
+        """Hand the claim to DBOS. A failure here (DBOS's database unreachable) leaves the claim
+        to lapse and be claimed again: the relay goes on."""
         prefix = f"deliver_{entry.notification.id}_"
-        if await DBOS.list_workflows_async(workflow_id_prefix=prefix, status=["ENQUEUED", "PENDING"],
-                                           load_input=False, load_output=False, limit=1):
-            return  # still queued, or running (on a live server, or a dead one's, to be recovered)
         workflow_id = f"{prefix}{round(entry.next_attempt_at * 1000)}"
-        self._handed[workflow_id] = time.monotonic() + self.config.lease
-        with SetWorkflowID(workflow_id):
-            await DBOS.enqueue_workflow_async(DELIVERIES, deliver, _entry_dict(entry))
+        try:
+            if await DBOS.list_workflows_async(workflow_id_prefix=prefix,
+                                               status=["ENQUEUED", "PENDING"], load_input=False,
+                                               load_output=False, limit=1):
+                # Still queued, or running (on a live server, or a dead one's, to be recovered):
+                # that workflow goes on; this claim only pushed the notification's lease ahead.
+                return
+            self._handed[workflow_id] = time.monotonic() + self.config.lease
+            with SetWorkflowID(workflow_id):
+                await DBOS.enqueue_workflow_async(DELIVERIES, deliver, _entry_dict(entry))
+        except (DBOSException, SQLAlchemyError, OSError) as failed:  # its database, unreachable
+            self._handed.pop(workflow_id, None)
+            logger.warning("webhook %s could not be handed to DBOS (claimed again once its lease "
+                           "lapses): %r", entry.notification.id, failed)
 
     def _ended(self, workflow_id: str) -> None:
         self._handed.pop(workflow_id, None)

@@ -19,6 +19,10 @@ Stopping (``SIGTERM``, or Ctrl+C) drains: the listening socket closes at once, n
 connections still open are refused (503), the runs going and the requests in flight get the grace
 period (``$SYMFONIC_SHUTDOWN_GRACE`` seconds, 30 by default) to finish, then what is left is
 cancelled and awaited, and the process exits 0 (``SIGTERM``; uvicorn's 130 for Ctrl+C).
+
+Logs go through :mod:`.telemetry`'s formatters (``text``, or one JSON object per line), with the
+current trace and span ids; with a :class:`~.telemetry.Telemetry` the app is served inside a
+server span per request, and the SDK's buffers are exported once the server has stopped.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from symfonic.platform.host import Host
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.http.service import service_of_app
+from symfonic.transports.http.telemetry import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.transports.webhooks import WebhookConfig
 
 DEMO_TENANT = "demo"
@@ -76,7 +81,8 @@ class DrainingServer(uvicorn.Server):
 
 
 def run_server(app_host: Host, *, host: str, port: int, grace: float | None = None,
-               public_url: str | None = None) -> None:
+               public_url: str | None = None, log_format: LogFormat | None = None,
+               telemetry: Telemetry | None = None) -> None:
     """Serve ``app_host``'s agents until stopped, after printing the inbox URL and a key.
 
     The caller composes the host (the CLI uses the example support agent unless told otherwise);
@@ -87,10 +93,25 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
         public_url: Where clients reach the service (behind a load balancer or a proxy), for the
             links in tickets, webhooks, the A2A card and what is printed; else the listening
             address.
+        log_format: ``text`` or ``json`` (``$SYMFONIC_LOG_FORMAT``, else ``text``), for the
+            process's logging, uvicorn's included.
+        telemetry: The SDK the caller installed (:func:`~.telemetry.configure_telemetry`): each
+            request is then served inside a server span, and the SDK is shut down (its buffers
+            exported) when the server has stopped, however it stops.
 
     Raises:
-        ValueError: the webhook or grace configuration is wrong.
+        ValueError: the webhook, grace or log format configuration is wrong.
     """
+    try:
+        _serve(app_host, host=host, port=port, grace=grace, public_url=public_url,
+               log_format=configure_logging(log_format), telemetry=telemetry)
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()
+
+
+def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_url: str | None,
+           log_format: LogFormat, telemetry: Telemetry | None) -> None:
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
@@ -110,7 +131,8 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "
           f"{key}' -H 'Content-Type: application/json' -d '{{\"input\": \"Please refund order "
           f"42.\"}}'", flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info",
+    config = uvicorn.Config(app if telemetry is None else telemetry.instrument(app), host=host,
+                            port=port, log_level="info", log_config=logging_config(log_format),
                             timeout_graceful_shutdown=math.ceil(grace + FLUSH_SECONDS))
     serve_until_stopped(DrainingServer(config, app))
 
