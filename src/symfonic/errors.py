@@ -54,7 +54,8 @@ stops a run for a person and is never seen outside it.
     ├── DuplicateToolName(ValueError)         two tools of one plan share a name
     ├── RoundLimitExceeded(RuntimeError)      the model kept calling tools past the round limit
     ├── Refusal                               (HTTP) a request refused with a status and a problem body
-    └── DeliveryFailed                        (HTTP) one webhook delivery attempt failed
+    ├── DeliveryFailed                        (HTTP) one webhook delivery attempt failed
+    └── TelemetryExtraMissing(ImportError)    (serve) OTEL_* asks for an export; no [otel] extra
 """
 
 from __future__ import annotations

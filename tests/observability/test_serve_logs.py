@@ -17,7 +17,7 @@ import httpx
 import pytest
 from opentelemetry import trace
 
-from symfonic.transports.http.telemetry import (
+from symfonic.transports.telemetry import (
     JsonFormatter,
     TextFormatter,
     TraceContext,

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from symfonic.transports.http.telemetry import Signals, configure_telemetry, requested_signals
+from symfonic.transports.telemetry import Signals, configure_telemetry, requested_signals
 from tests.cli import helpers
 from tests.cli.helpers import Server, free_port, refused, symfonic
 from tests.observability.otlp_receiver import everything_written, forget_otel_variables

@@ -17,7 +17,7 @@ would be useless. It is revoked when the server stops. A reloading server stops 
 
 Telemetry: when the standard ``OTEL_*`` variables ask for an OTLP export, the server installs the
 OpenTelemetry SDK (the ``[otel]`` extra; refused at once, with the install command, without it)
-and serves each request inside a server span (:mod:`symfonic.transports.http.telemetry`); each
+and serves each request inside a server span (:mod:`symfonic.transports.telemetry`); each
 reloaded worker installs its own. ``--log-format json`` makes every log line a JSON object, with
 the trace id of the request it was written in; workers get it as ``$SYMFONIC_LOG_FORMAT``.
 """
@@ -44,7 +44,7 @@ from symfonic.cli.loading import APP_VARIABLE, find_app, load_host
 from symfonic.platform.host import Host
 
 if TYPE_CHECKING:
-    from symfonic.transports.http.telemetry import Telemetry
+    from symfonic.transports.telemetry import Telemetry
 
 HTTP_EXTRA = "pip install 'symfonic[http]'"
 RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
@@ -98,7 +98,7 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
         grace = shutdown_grace() if grace is None else grace
     except ValueError as wrong:
         fail(Exit.CONFIGURATION, str(wrong))
-    telemetry = _telemetry(install=not reload)
+    telemetry = telemetry_from_environment(install=not reload)
     if reload:
         _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers,
                          log_format=log_format.value)
@@ -107,11 +107,11 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
                    log_format="json" if log_format is LogFormat.JSON else "text", telemetry=telemetry)
 
 
-def _telemetry(*, install: bool) -> Telemetry | None:
+def telemetry_from_environment(*, install: bool) -> Telemetry | None:
     """The OpenTelemetry SDK, installed when the ``OTEL_*`` variables ask for an export; a process
     that only reloads others (``install=False``) just checks that its workers will be able to.
     A missing extra or an exporter this server lacks is refused before anything is printed."""
-    from symfonic.transports.http.telemetry import (
+    from symfonic.transports.telemetry import (
         TelemetryExtraMissing,
         configure_telemetry,
         requested_signals,
@@ -183,7 +183,7 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     import uvicorn
 
     from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL
-    from symfonic.transports.http.telemetry import LOG_FORMAT_VARIABLE, configure_logging, logging_config
+    from symfonic.transports.telemetry import LOG_FORMAT_VARIABLE, configure_logging, logging_config
 
     if not served.url:
         fail(Exit.CONFIGURATION, "--reload needs an app whose Host is opened from a database URL "

@@ -22,13 +22,17 @@ import dataclasses
 import logging
 import os
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from symfonic.cli.common import AppOption, UrlOption, app, open_store
 from symfonic.cli.exits import EPILOG, Exit, fail, plainly
 from symfonic.cli.loading import load_host
+from symfonic.cli.serving import LogFormat, telemetry_from_environment
+
+if TYPE_CHECKING:
+    from symfonic.transports.telemetry import Telemetry
 
 WORKERS_EXTRA = "pip install 'symfonic[workers]'"
 
@@ -44,18 +48,33 @@ def worker(app_target: AppOption = None, url: UrlOption = None,
            grace: Annotated[float, typer.Option(
                help="Seconds a stopping worker waits for its running segments to end; those "
                     "still running are then left to another worker.", min=0)] = 30.0,
+           log_format: Annotated[LogFormat, typer.Option(
+               "--log-format", envvar="SYMFONIC_LOG_FORMAT", case_sensitive=False,
+               help="Log lines as text, or as one JSON object per line, with the trace id of the "
+                    "turn they were written in.")] = LogFormat.TEXT,
            ) -> None:
-    """Run the app's background turns (needs pip install 'symfonic[workers]')."""
+    """Run the app's background turns (needs pip install 'symfonic[workers]').
+
+    With the ``OTEL_*`` variables set, it exports its turns' spans and metrics as ``serve`` does
+    (a resumed segment run here links to the pause made on a server)."""
+    from symfonic.transports.telemetry import configure_logging
+
     try:
         import dbos  # noqa: F401
     except ImportError as missing:
         fail(Exit.CONFIGURATION, f"worker needs the workers extra ({missing}): {WORKERS_EXTRA}")
-    with plainly():
-        asyncio.run(_work(app_target, url, concurrency, executor_id, grace))
+    telemetry = telemetry_from_environment(install=True)
+    configure_logging(log_format.value)
+    try:
+        with plainly():
+            asyncio.run(_work(app_target, url, concurrency, executor_id, grace, telemetry))
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()
 
 
 async def _work(target: str | None, url: str | None, concurrency: int | None,
-                executor_id: str | None, grace: float) -> None:
+                executor_id: str | None, grace: float, telemetry: Telemetry | None) -> None:
     from symfonic.workers import WorkerOptions
 
     logging.getLogger("symfonic").setLevel(logging.WARNING)
@@ -93,6 +112,8 @@ async def _work(target: str | None, url: str | None, concurrency: int | None,
         if left:
             print(f"symfonic: worker {name} stopped; {len(left)} run(s) left to another worker: "
                   f"{', '.join(left)}", flush=True)
+            if telemetry is not None:  # what the finished segments recorded still goes out
+                telemetry.shutdown()
             os._exit(int(Exit.OK))  # as a crash: not one more line of them runs (see module)
         print(f"symfonic: worker {name} stopped", flush=True)
     finally:

@@ -20,9 +20,10 @@ connections still open are refused (503), the runs going and the requests in fli
 period (``$SYMFONIC_SHUTDOWN_GRACE`` seconds, 30 by default) to finish, then what is left is
 cancelled and awaited, and the process exits 0 (``SIGTERM``; uvicorn's 130 for Ctrl+C).
 
-Logs go through :mod:`.telemetry`'s formatters (``text``, or one JSON object per line), with the
-current trace and span ids; with a :class:`~.telemetry.Telemetry` the app is served inside a
-server span per request, and the SDK's buffers are exported once the server has stopped.
+Logs go through :mod:`symfonic.transports.telemetry`'s formatters (``text``, or one JSON object
+per line), with the current trace and span ids; with a
+:class:`~symfonic.transports.telemetry.Telemetry` the app is served inside a server span per
+request, and the SDK's buffers are exported once the server has stopped.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from symfonic.platform.host import Host
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.http.service import service_of_app
-from symfonic.transports.http.telemetry import LogFormat, Telemetry, configure_logging, logging_config
+from symfonic.transports.telemetry import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.transports.webhooks import WebhookConfig
 
 DEMO_TENANT = "demo"
@@ -95,9 +96,10 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
             address.
         log_format: ``text`` or ``json`` (``$SYMFONIC_LOG_FORMAT``, else ``text``), for the
             process's logging, uvicorn's included.
-        telemetry: The SDK the caller installed (:func:`~.telemetry.configure_telemetry`): each
-            request is then served inside a server span, and the SDK is shut down (its buffers
-            exported) when the server has stopped, however it stops.
+        telemetry: The SDK the caller installed
+            (:func:`~symfonic.transports.telemetry.configure_telemetry`): each request is then
+            served inside a server span, and the SDK is shut down (its buffers exported) when the
+            server has stopped, however it stops.
 
     Raises:
         ValueError: the webhook, grace or log format configuration is wrong.

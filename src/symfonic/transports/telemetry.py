@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
 
+from symfonic.errors import SymfonicError
+
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -50,7 +52,7 @@ URL_ATTRIBUTES = ("http.target", "http.url", "url.path", "url.full")
 KNOWN_METHODS = frozenset({"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"})
 
 
-class TelemetryExtraMissing(ImportError):
+class TelemetryExtraMissing(SymfonicError, ImportError):
     """The ``OTEL_*`` variables ask for an export, and the ``[otel]`` extra is not installed."""
 
 
