@@ -295,7 +295,7 @@ class LedgerContinuation:
                 resume it; a recovery's gave it back before any tool ran).
             UnknownPauseToken: a bad token, or the turn finished (``PauseAlreadyResumed``).
         """
-        with measures.refusals(), reachable():
+        with reachable():  # not counted as refusals: a replay asks until the lease lapses
             return await self._reclaimed(token, run_id, replay=True, recovered_from=recovered_from)
 
     async def _reclaimed(self, token: str, run_id: str, *, replay: bool,
