@@ -153,20 +153,23 @@ class ClaimedTurn:
                               start=runner.transcript_position, messages=runner.unsaved)
 
     async def _record(self, terminal: RunEvent, runner: InvocationRunner) -> None:
-        outcome = ("completed" if isinstance(terminal, Completed) else "paused_again"
-                   if isinstance(terminal, Paused) and terminal.interrupt.resumable else "failed")
-        measures.resumed(self.agent, outcome)
+        """Store the turn's end, then count it (an end that could not be stored is counted as
+        what it became instead: ``interrupted``, by :meth:`_give_up`)."""
         if isinstance(terminal, Completed):
             finish = Finish(jti=self.jti, status="completed", finished_at=self.clock(),
                             outcome={"output": terminal.output, "run_id": terminal.run_id,
                                      "usage": terminal.usage.to_dict()})
             await self._record_completion(finish, self._fresh(runner))
+            outcome = "completed"
         elif isinstance(terminal, Paused) and terminal.interrupt.resumable:
             self._settled = True  # the new pause recorded ``paused_again`` in its own commit
+            outcome = "paused_again"
         else:
             error = terminal.error if isinstance(terminal, Failed) else (
                 "the resumed turn paused again, but its pause could not be stored")
             await self.fail(terminal.run_id, error)
+            outcome = "failed"
+        measures.resumed(self.agent, outcome)
 
     async def _record_completion(self, finish: Finish, tail: TranscriptTail) -> None:
         """A dropped connection may hide a commit that landed, or lose one that did not: read the
