@@ -210,11 +210,13 @@ async def run(args: argparse.Namespace,
         results.adapters = await measure_adapters(plan.adapter_rounds)
         log("  " + ", ".join(f"{a.adapter} {a.overhead:+.1%}" for a in results.adapters))
         log("background runs: queue latency and throughput by worker count")
-        queue = await bench_queue(workspace, postgres, args.quick)
         log("tracing: OpenTelemetry absent, no-op and with an SDK")
-        tracing = await asyncio.to_thread(measure_tracing, 3 if args.quick else 5)
+        # Blocking on purpose, and before the queue part: nothing else runs meanwhile, and DBOS,
+        # once destroyed by the queue part, leaves the loop's default executor shut down.
+        tracing = measure_tracing(3 if args.quick else 5)
         log("  " + ", ".join(f"{t.store} no-op {t.overhead('noop')[0]:+.1%} sdk "
                              f"{t.overhead('sdk')[0]:+.1%}" for t in tracing))
+        queue = await bench_queue(workspace, postgres, args.quick)
         results.seconds = time.perf_counter() - started
         return results, queue, tracing
     finally:
