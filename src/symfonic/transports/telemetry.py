@@ -1,11 +1,13 @@
-"""OpenTelemetry and structured logs for ``symfonic serve``; the library only ever uses the API.
+"""OpenTelemetry and structured logs for ``symfonic serve`` and ``symfonic worker``; the library
+only ever uses the API.
 
 The library makes its spans and measurements through the *global* providers of
 ``opentelemetry-api`` and never installs an SDK: that is the job of whoever runs the process.
-``symfonic serve`` is such a process, so it installs the SDK, but only when the standard ``OTEL_*``
-variables ask for an export (:func:`requested_signals`): a server nobody asked to export pays no
-import of the SDK, and the ``[otel]`` extra stays optional. Asked without the extra installed,
-serve refuses to start rather than run silently untraced (:class:`TelemetryExtraMissing`).
+``symfonic serve`` and ``worker`` are such processes, so they install the SDK, but only when the
+standard ``OTEL_*`` variables ask for an export (:func:`requested_signals`): a process nobody asked
+to export pays no import of the SDK, and the ``[otel]`` extra stays optional. Asked without the
+extra installed, they refuse to start rather than run silently untraced
+(:class:`TelemetryExtraMissing`).
 
 Its HTTP server span (:meth:`Telemetry.instrument`) is current while the app handles a request,
 so the library's ``invoke_agent`` span of a run is its child, and so is the access log line:
