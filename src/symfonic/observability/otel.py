@@ -9,6 +9,7 @@ failed import per process.
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -31,9 +32,23 @@ class API:
     context: Any
     propagator: Any
     """W3C trace context, for the ``traceparent`` a pause stores."""
+    metrics_state: Any = None
+    """``opentelemetry.metrics._internal``, where the API keeps the provider set, if any."""
+
+    def unset(self) -> bool:
+        """True when no provider was ever set, read off the API's own globals: the public getters
+        look the environment up on every call (a microsecond each, twice per segment and per
+        measurement), and this is asked on every turn of a process that exports nothing. False
+        when those globals are not where this version of the API keeps them (then the getters
+        decide)."""
+        tracer = getattr(self.trace, "_TRACER_PROVIDER", False)
+        meter = getattr(self.metrics_state, "_METER_PROVIDER", False)
+        return tracer is None and meter is None and _NO_PROVIDER_VARIABLES
 
 
 _LOADED: list[API | None] = []
+_NO_PROVIDER_VARIABLES = not {"OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER"} & set(os.environ)
+"""The API builds a provider from these variables on first use, without setting its globals."""
 
 
 def api() -> API | None:
@@ -45,8 +60,9 @@ def api() -> API | None:
         except ImportError:
             _LOADED.append(None)
         else:
+            state = importlib.import_module("opentelemetry.metrics._internal")
             _LOADED.append(API(trace=trace, metrics=metrics, context=context,
-                               propagator=TraceContextTextMapPropagator()))
+                               propagator=TraceContextTextMapPropagator(), metrics_state=state))
     return _LOADED[0]
 
 
@@ -56,8 +72,8 @@ def active() -> API | None:
     later is used from the next turn on, and a process that exports nothing pays nothing: no
     wrapper, no span object, no attribute dictionary."""
     loaded = api()
-    if loaded is None or (_default(loaded.trace.get_tracer_provider())
-                          and _default(loaded.metrics.get_meter_provider())):
+    if loaded is None or loaded.unset() or (_default(loaded.trace.get_tracer_provider())
+                                            and _default(loaded.metrics.get_meter_provider())):
         return None
     return loaded
 
