@@ -213,7 +213,7 @@ async def run(args: argparse.Namespace,
         log("tracing: OpenTelemetry absent, no-op and with an SDK")
         # Blocking on purpose, and before the queue part: nothing else runs meanwhile, and DBOS,
         # once destroyed by the queue part, leaves the loop's default executor shut down.
-        tracing = measure_tracing(3 if args.quick else 5)
+        tracing = measure_tracing(3 if args.quick else 9)
         log("  " + ", ".join(f"{t.store} no-op {t.overhead('noop')[0]:+.1%} sdk "
                              f"{t.overhead('sdk')[0]:+.1%}" for t in tracing))
         queue = await bench_queue(workspace, postgres, args.quick)

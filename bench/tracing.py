@@ -4,9 +4,10 @@ real SDK (spans batched to an exporter that drops them, metrics read in memory).
 Each mode runs in a process of its own, since the global providers are set once per process and
 "absent" hides the package before symfonic is imported (``sys.modules["opentelemetry"] = None``,
 as an interpreter without it fails the import). Modes are interleaved over ``rounds`` rounds, each
-process warming up before it is timed; every figure is the median of the rounds' medians, with
-the range. The store is SQLite (the embedded default, one durable commit per pause and two per
-resume) and the in-memory store (no I/O: the CPU-only upper bound of the overhead).
+process warming up before it is timed, and the order rotated from round to round; every figure
+is the median of the rounds' medians, with the range. The store is SQLite (the embedded default,
+one durable commit per pause and two per resume) and the in-memory store (no I/O: the CPU-only
+upper bound of the overhead).
 
 ``python -m bench.tracing`` prints the table; ``python -m bench.tracing probe MODE URL N`` is one
 process's measurement, printed as the median seconds of N cycles.
@@ -76,13 +77,15 @@ def _probe(mode: str, url: str, cycles: int) -> float:
     return asyncio.run(measure())
 
 
-def measure_tracing(rounds: int = 5, cycles: int = 200) -> list[TracingResult]:
+def measure_tracing(rounds: int = 5, cycles: int = 600) -> list[TracingResult]:
     results = []
     with tempfile.TemporaryDirectory(prefix="symfonic-bench-tracing-") as folder:
         for store in ("sqlite", "memory"):
             medians: dict[str, list[float]] = {mode: [] for mode in MODES}
             for round_ in range(rounds):
-                for mode in MODES:
+                # Each round in another order: a process pays for the previous one's disk writes
+                # still going out, and a fixed order would charge that to the same mode every time.
+                for mode in MODES[round_ % 3:] + MODES[:round_ % 3]:
                     url = (f"sqlite:///{folder}/{mode}-{round_}.db" if store == "sqlite"
                            else "memory://")
                     done = subprocess.run(
@@ -123,7 +126,7 @@ def main() -> None:
         mode, url, cycles = sys.argv[2], sys.argv[3], int(sys.argv[4])
         print(_probe(mode, url, cycles))
         return
-    print(tracing_table(measure_tracing(rounds=3 if "--quick" in sys.argv else 5)))
+    print(tracing_section(measure_tracing(rounds=3 if "--quick" in sys.argv else 9)))
 
 
 if __name__ == "__main__":
