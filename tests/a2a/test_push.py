@@ -5,7 +5,6 @@ outbox, so a notification the receiver missed is delivered after a restart, by a
 from __future__ import annotations
 
 import json
-import socket
 
 import httpx
 import pytest
@@ -24,18 +23,9 @@ from symfonic.transports.webhooks import WebhookConfig, verify_signature
 from tests.a2a.conftest import Connect, StartA2A
 from tests.a2a.helpers import push_rows, send, text_message
 from tests.http.helpers import free_port, until
-from tests.http.receivers import Delivery, Receiver
+from tests.http.receivers import Delivery, Receiver, bound
 
 PUSH_SECRET = "push-secret-0123456789"
-
-
-def bound(port: int) -> socket.socket:
-    """A listening socket on ``port`` (the receiver that comes back where it was)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    return sock
 
 
 def pushing() -> WebhookConfig:

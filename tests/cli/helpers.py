@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 SYMFONIC = [sys.executable, "-c", "from symfonic.cli import main; main()"]
 CONFIGURATION = ("SYMFONIC_SECRET", "SYMFONIC_DATABASE_URL", "SYMFONIC_APP", "SYMFONIC_MODEL",
                  "SYMFONIC_WEBHOOK_URLS", "SYMFONIC_WEBHOOK_SECRET", "SYMFONIC_API_KEYS",
@@ -104,6 +106,12 @@ class Server:
             self.output += line
         return found
 
+    def ready(self, started: str = "Uvicorn running on") -> str:
+        """The development API key it printed, once it says ``started`` (it serves from then)."""
+        key = self.wait_for(r"API key:\s+(sfk_\S+)").group(1)
+        self.wait_for(started)
+        return key
+
     def stop(self) -> int:
         """Stop the server as Ctrl-C does; its exit status."""
         if self.process.poll() is None:
@@ -117,3 +125,10 @@ class Server:
             self._reader.join(10)
             assert self.process.stdout is not None
             self.process.stdout.close()
+
+
+def refund_run(port: int, key: str) -> httpx.Response:
+    """A run of the support agent asked to refund order 42, on the server at ``port``."""
+    return httpx.post(f"http://127.0.0.1:{port}/v1/agents/support/runs", timeout=30,
+                      headers={"Authorization": f"Bearer {key}"},
+                      json={"input": "Please refund order 42."})

@@ -9,9 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-import httpx
-
-from tests.cli.helpers import Server, free_port, refund_entries, symfonic, token_in
+from tests.cli.helpers import Server, free_port, refund_entries, refund_run, symfonic, token_in
 from tests.models.standin import Text, ToolCall, Turn, serve_standin
 
 SECRET = "a-secret-shared-by-server-and-cli-0123"
@@ -47,11 +45,8 @@ def test_a_new_project_passes_its_test_serves_its_agent_and_resumes_once(tmp_pat
         port = free_port()
         server = Server(project, "serve", "--app", "desk.app:app", "--port", str(port), env=model_env)
         try:
-            key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
-            server.wait_for("Uvicorn running on")
-            started = httpx.post(f"http://127.0.0.1:{port}/v1/agents/support/runs", timeout=30,
-                                 headers={"Authorization": f"Bearer {key}"},
-                                 json={"input": "Please refund order 42."})
+            key = server.ready()
+            started = refund_run(port, key)
             assert started.status_code == 200, started.text
             outcome = started.json()
             assert outcome["status"] == "paused" and outcome["interrupt"]["name"] == "issue_refund"

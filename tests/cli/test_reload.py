@@ -25,8 +25,7 @@ def test_serve_reload_picks_up_a_change_to_the_app(tmp_path: Path) -> None:
     port = free_port()
     server = Server(tmp_path, "serve", "--reload", "--app", "live:app", "--port", str(port))
     try:
-        key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
-        server.wait_for("Application startup complete")
+        key = server.ready("Application startup complete")
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
                           headers={"Authorization": f"Bearer {key}"}) as client:
             first = client.post("/v1/agents/live/runs", json={"input": "hi"})

@@ -40,6 +40,15 @@ def outbox_rows(database: Path) -> list[dict[str, Any]]:
             "SELECT * FROM symfonic_outbox ORDER BY created_at, id")]
 
 
+def bound(port: int) -> socket.socket:
+    """A listening socket on ``port``: a receiver that comes back where senders knew it."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)
+    return sock
+
+
 def database_of(server: LiveServer) -> Path:
     assert server.host.url is not None
     return Path(server.host.url.removeprefix("sqlite:///"))

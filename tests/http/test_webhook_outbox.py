@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable
@@ -24,7 +23,7 @@ from symfonic import Host, Scope
 from symfonic.examples.support import support_agent
 from symfonic.transports.webhooks import verify_signature
 from tests.http.helpers import free_port, until
-from tests.http.receivers import Receiver, outbox_rows
+from tests.http.receivers import Receiver, bound, outbox_rows
 
 SERVER = Path(__file__).with_name("outbox_server.py")
 SECRET = "outbox-server-secret-0123456789abcdef"  # as outbox_server.py's
@@ -87,14 +86,6 @@ async def services(tmp_path: Path, request: pytest.FixtureRequest
     yield start
     for service in started:
         await service.kill()
-
-
-def bound(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    return sock
 
 
 async def test_a_pause_is_announced_after_the_process_that_made_it_died(

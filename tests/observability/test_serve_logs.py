@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from opentelemetry import trace
 
@@ -25,7 +24,7 @@ from symfonic.transports.telemetry import (
     current_ids,
     logging_config,
 )
-from tests.cli.helpers import Server, free_port, symfonic
+from tests.cli.helpers import Server, free_port, refund_run, symfonic
 from tests.observability.otlp_receiver import (
     OtlpReceiver,
     everything_written,
@@ -51,11 +50,8 @@ def test_json_lines_carry_the_trace_of_their_request(tmp_path: Path) -> None:
         server = Server(tmp_path, "serve", "--port", str(port), "--log-format", "json", "--url",
                         f"sqlite:///{tmp_path / 'served.db'}", env=env)
         try:
-            key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
-            server.wait_for("Uvicorn running on")
-            started = httpx.post(f"http://127.0.0.1:{port}/v1/agents/support/runs", timeout=30,
-                                 headers={"Authorization": f"Bearer {key}"},
-                                 json={"input": "Please refund order 42."})
+            key = server.ready()
+            started = refund_run(port, key)
             assert started.status_code == 200, started.text
             assert receiver.spans == []
         finally:

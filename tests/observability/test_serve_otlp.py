@@ -47,8 +47,7 @@ def test_serve_exports_a_server_span_per_request(tmp_path: Path) -> None:
                         f"sqlite:///{tmp_path / 'served.db'}",
                         env=exporting_to(receiver.endpoint, every_ms=100))
         try:
-            key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
-            server.wait_for("Uvicorn running on")
+            key = server.ready()
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
                               headers={"Authorization": f"Bearer {key}"}) as client:
                 started = client.post("/v1/agents/support/runs", json={"input": "Please refund order 42."},
@@ -84,8 +83,7 @@ def test_reloaded_workers_export_and_log_as_told(tmp_path: Path) -> None:
         server = Server(tmp_path, "serve", "--reload", "--app", "live:app", "--port", str(port),
                         env={**exporting_to(receiver.endpoint, every_ms=100), "SYMFONIC_LOG_FORMAT": "json"})
         try:
-            key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
-            server.wait_for("Application startup complete")
+            key = server.ready("Application startup complete")
             started = httpx.post(f"http://127.0.0.1:{port}/v1/agents/live/runs", json={"input": "hi"},
                                  headers={"Authorization": f"Bearer {key}"}, timeout=30)
             assert started.json()["output"] == "live", started.text

@@ -6,12 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from symfonic.transports.telemetry import Signals, configure_telemetry, requested_signals
 from tests.cli import helpers
-from tests.cli.helpers import Server, free_port, refused, symfonic
+from tests.cli.helpers import Server, free_port, refund_run, refused, symfonic
 from tests.observability.otlp_receiver import everything_written, forget_otel_variables
 
 SDK = ("opentelemetry.sdk", "opentelemetry.exporter", "opentelemetry.instrumentation")
@@ -47,11 +46,8 @@ def test_serve_loads_no_sdk_without_variables(tmp_path: Path, monkeypatch: pytes
     port = free_port()
     server = Server(tmp_path, "serve", "--port", str(port))
     try:
-        key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
-        server.wait_for("Uvicorn running on")
-        started = httpx.post(f"http://127.0.0.1:{port}/v1/agents/support/runs", timeout=30,
-                             headers={"Authorization": f"Bearer {key}"},
-                             json={"input": "Please refund order 42."})
+        key = server.ready()
+        started = refund_run(port, key)
         assert started.status_code == 200, started.text
     finally:
         assert server.stop() in (0, 130), server.output

@@ -81,6 +81,16 @@ class Model(Protocol):
         ...
 
 
+def stream_of(model: Model, messages: Sequence[Message], tools: Sequence[ToolSchema],
+              output: OutputSpec | None) -> AsyncIterator[StreamItem]:
+    """``model.stream(...)``, given ``output`` only when there is one: a model written before
+    structured output (``stream(messages, tools)``) keeps working for agents that do not use it,
+    and so do the runtime's wrappers around it (the workers' steps, the traced model)."""
+    if output is None:
+        return model.stream(messages, tools)
+    return model.stream(messages, tools, output=output)
+
+
 async def complete(model: Model, messages: Sequence[Message], tools: Sequence[ToolSchema], *,
                    output: OutputSpec | None = None) -> ModelReply:
     """The round's whole reply, read off :meth:`Model.stream`.
@@ -89,7 +99,7 @@ async def complete(model: Model, messages: Sequence[Message], tools: Sequence[To
         ModelProtocolError: the stream ended without a reply.
     """
     reply: ModelReply | None = None
-    async for item in model.stream(messages, tools, output=output):
+    async for item in stream_of(model, messages, tools, output):
         if isinstance(item, ModelReply):
             reply = item
     if reply is None:

@@ -27,7 +27,7 @@ from symfonic.kernel.events import (
 )
 from symfonic.kernel.interrupts import InvocationPaused
 from symfonic.kernel.messages import Message, ModelReply, TextChunk, ToolCall, Usage
-from symfonic.kernel.model import Model, ModelProtocolError, OutputInvalid, OutputSpec
+from symfonic.kernel.model import Model, ModelProtocolError, OutputInvalid, OutputSpec, stream_of
 from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import (
     AnsweredCall,
@@ -163,12 +163,8 @@ class InvocationRunner:
                         f"the model was still calling tools after {self._max_rounds} rounds")
                 rounds += 1
                 reply: ModelReply | None = None
-                # ``output`` only when there is one: a model written before structured output
-                # (``stream(messages, tools)``) keeps working for agents that do not use it.
                 shown = (*self._preamble, *self._messages)
-                stream = (self._model.stream(shown, self._schemas) if self._output is None
-                          else self._model.stream(shown, self._schemas, output=self._output))
-                items = stream.__aiter__()
+                items = stream_of(self._model, shown, self._schemas, self._output).__aiter__()
                 while (item := await self._bounded(anext(items, None))) is not None:
                     if isinstance(item, TextChunk):
                         yield TextDelta(run_id=run_id, text=item.text)

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from symfonic.errors import SymfonicError
-from symfonic.observability.otel import API, active, api, instruments
+from symfonic.observability.otel import active, api, instruments, is_default
 
 __all__ = ["OutstandingPauses", "answered", "issued", "observe_outstanding", "refusals", "resumed"]
 logger = logging.getLogger("symfonic.observability")
@@ -86,8 +86,8 @@ class OutstandingPauses:
 
     async def start(self) -> None:
         loaded = api()
-        if loaded is None or _default_provider(loaded):
-            return
+        if loaded is None or is_default(loaded.metrics.get_meter_provider()):
+            return  # no SDK reads the gauge
         instruments(loaded)  # the gauge is made with the other instruments
         _WATCHED.add(self)
         await self.refresh()
@@ -127,7 +127,3 @@ def observe_outstanding(_options: Any) -> Iterator[Any]:
             yield loaded.metrics.Observation(count, {"symfonic.tenant": tenant,
                                                      "gen_ai.agent.name": agent})
 
-
-def _default_provider(loaded: API) -> bool:
-    """True while the meter provider is the API's own (no SDK installed: nothing is exported)."""
-    return type(loaded.metrics.get_meter_provider()).__module__.startswith("opentelemetry.metrics")

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["API", "CONTENT_VARIABLE", "active", "api", "capture_content", "instruments"]
+__all__ = ["API", "CONTENT_VARIABLE", "active", "api", "capture_content", "instruments", "is_default"]
 
 SCOPE = "symfonic"
 """The instrumentation scope of every span and instrument symfonic makes."""
@@ -72,13 +72,13 @@ def active() -> API | None:
     later is used from the next turn on, and a process that exports nothing pays nothing: no
     wrapper, no span object, no attribute dictionary."""
     loaded = api()
-    if loaded is None or loaded.unset() or (_default(loaded.trace.get_tracer_provider())
-                                            and _default(loaded.metrics.get_meter_provider())):
+    if loaded is None or loaded.unset() or (is_default(loaded.trace.get_tracer_provider())
+                                            and is_default(loaded.metrics.get_meter_provider())):
         return None
     return loaded
 
 
-def _default(provider: object) -> bool:
+def is_default(provider: object) -> bool:
     """True for the API's own providers (proxies until an SDK is set, or explicit no-ops)."""
     return type(provider).__module__.startswith(("opentelemetry.trace", "opentelemetry.metrics"))
 

@@ -37,7 +37,7 @@ from symfonic.kernel.events import (
     RunEvent,
 )
 from symfonic.kernel.messages import Message, ModelReply, StreamItem
-from symfonic.kernel.model import Model, OutputSpec
+from symfonic.kernel.model import Model, OutputSpec, stream_of
 from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import ToolInvocation, ToolSchema, WrappedTool
@@ -179,8 +179,7 @@ class TracedModel:
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSchema], *,
                      output: OutputSpec | None = None) -> AsyncIterator[StreamItem]:
-        items = (self.model.stream(messages, tools) if output is None
-                 else self.model.stream(messages, tools, output=output))
+        items = stream_of(self.model, messages, tools, output)
         loaded = api()
         if loaded is None:
             async for item in items:

@@ -30,7 +30,7 @@ from dbos import DBOS
 
 from symfonic.agent import AgentSpec
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
-from symfonic.kernel.model import Model, OutputSpec, complete
+from symfonic.kernel.model import Model, OutputSpec, complete, stream_of
 from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema, WrappedTool
 from symfonic.platform.recovery import INTERRUPTED
 
@@ -64,8 +64,7 @@ class StepModel:
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSchema], *,
                      output: OutputSpec | None = None) -> AsyncIterator[StreamItem]:
         if not _in_workflow():
-            async for item in (self.model.stream(messages, tools) if output is None
-                               else self.model.stream(messages, tools, output=output)):
+            async for item in stream_of(self.model, messages, tools, output):
                 yield item
             return
 
