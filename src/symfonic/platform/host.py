@@ -42,7 +42,7 @@ from symfonic.platform.resuming import LedgerContinuation, reachable
 from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError
-from symfonic.services.ledger import Listing, PauseRecord
+from symfonic.services.ledger import SWEEP_BATCH, Listing, PauseRecord, sweep
 from symfonic.services.outbox import Outbox
 from symfonic.stores.opening import Store, open_store, resolve_url
 
@@ -302,10 +302,11 @@ class Host:
         """
         return await self.continuation.recover(token)
 
-    async def sweep_expired(self) -> int:
+    async def sweep_expired(self, *, batch: int = SWEEP_BATCH) -> int:
         """Mark pauses past their expiry ``expired``, and claims whose lease lapsed
-        ``interrupted``; returns how many rows changed."""
-        return await (await self.store()).sweep_expired(self._clock())
+        ``interrupted``, ``batch`` rows per transaction so that pauses go on meanwhile; returns
+        how many rows changed."""
+        return await sweep(await self.store(), self._clock(), batch=batch)
 
     async def outbox(self) -> Outbox:
         """The notifications pauses wrote, for a sender to deliver (the store, opened)."""

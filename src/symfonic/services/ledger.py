@@ -22,6 +22,7 @@ conformance suite (``symfonic.testing.conformance``).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -40,6 +41,9 @@ PageAfter = tuple[float, str]
 """Where a page of pauses ends: the last row's ``(issued_at, jti)``; the next page starts there."""
 FOREVER = float("inf")
 """A lease that never lapses: the claim of a caller that does not renew (tests, tools)."""
+SWEEP_BATCH = 1000
+"""Rows one sweep transaction changes at most: small enough that a pause waiting on the write lock
+behind it waits milliseconds, however many pauses expired at once."""
 LEDGER_FORMAT = 1
 """Version of :class:`PauseRecord`'s stored shape. 1: the first shape."""
 
@@ -190,8 +194,19 @@ class PauseLedger(Protocol):
         """Revoke an outstanding pause; False when it was not outstanding."""
         ...
 
-    async def sweep_expired(self, now: float) -> int:
+    async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
         """Mark outstanding pauses past their expiry ``expired``, and claims whose lease lapsed
-        ``interrupted``; returns how many rows changed."""
+        ``interrupted``, at most ``limit`` of each in one transaction; returns how many rows
+        changed (call again until it returns 0 to sweep everything)."""
         ...
 
+
+
+async def sweep(ledger: PauseLedger, now: float, *, batch: int = SWEEP_BATCH) -> int:
+    """Sweep everything due at ``now``, one batch per transaction, yielding to the event loop
+    between batches so that the turns waiting on it write in between; returns the rows changed."""
+    changed = 0
+    while swept := await ledger.sweep_expired(now, limit=batch):
+        changed += swept
+        await asyncio.sleep(0)
+    return changed

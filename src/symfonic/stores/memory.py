@@ -19,7 +19,16 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.keys import KeyRecord
-from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
+from symfonic.services.ledger import (
+    FOREVER,
+    SWEEP_BATCH,
+    Claim,
+    Finish,
+    Listing,
+    PageAfter,
+    PauseIssue,
+    PauseRecord,
+)
 from symfonic.services.outbox import DELIVERY_LEASE, Notification, OutboxEntry
 from symfonic.services.sign_ins import SignIn
 from symfonic.services.tasks import (
@@ -174,14 +183,15 @@ class MemoryStore:
         return self._update(jti, lambda r: r.status == "outstanding", status="revoked",
                             finished_at=now)
 
-    async def sweep_expired(self, now: float) -> int:
-        changed = 0
+    async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
+        expired = lapsed = 0
         for record in list(self._pauses.values()):
-            if record.status == "outstanding" and record.expires_at <= now:
-                changed += self._update(record.jti, lambda r: True, status="expired")
-            elif record.status_at(now) == "interrupted" and record.status == "claimed":
-                changed += self._update(record.jti, lambda r: True, status="interrupted")
-        return changed
+            if record.status == "outstanding" and record.expires_at <= now and expired < limit:
+                expired += self._update(record.jti, lambda r: True, status="expired")
+            elif (record.status == "claimed" and record.status_at(now) == "interrupted"
+                  and lapsed < limit):
+                lapsed += self._update(record.jti, lambda r: True, status="interrupted")
+        return expired + lapsed
 
     # outbox: no awaits inside, so each call is atomic with respect to the other tasks
     async def due(self, now: float, limit: int = 100, *,

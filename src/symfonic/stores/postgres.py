@@ -24,6 +24,7 @@ from typing import Any
 
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
+from symfonic.services import ledger
 from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptConflict, TranscriptTail
 from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
@@ -45,13 +46,14 @@ _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic 
 
 _PAUSES = ("NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
            "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
-           "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "REVOKE", "SWEEP", "SWEEP_LEASES",
+           "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "REVOKE",
            "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
            "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE")
 _ACCOUNTS = ("INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
              "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")
 _S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES} | {
     name: sql.to_format_style(getattr(sql_accounts, name)) for name in _ACCOUNTS}
+_SWEEPS = tuple(sql.to_format_style(sql.skipping_locked(s)) for s in (sql.SWEEP, sql.SWEEP_LEASES))
 
 
 class PostgresStore(PostgresTasks):
@@ -204,9 +206,9 @@ class PostgresStore(PostgresTasks):
     async def revoke(self, jti: str, now: float) -> bool:
         return await self._rowcount(_S["REVOKE"], (now, jti)) == 1
 
-    async def sweep_expired(self, now: float) -> int:
-        return (await self._rowcount(_S["SWEEP"], (now,))
-                + await self._rowcount(_S["SWEEP_LEASES"], (now,)))
+    async def sweep_expired(self, now: float, *, limit: int = ledger.SWEEP_BATCH) -> int:
+        return (await self._rowcount(_SWEEPS[0], (now, limit))
+                + await self._rowcount(_SWEEPS[1], (now, limit)))
 
     # outbox
     async def due(self, now: float, limit: int = 100, *,

@@ -100,6 +100,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_a2a_push_configs_by_context
             ON symfonic_a2a_push_configs (scope, context_id)""",
     ),
+    (
+        # Partial, so that a sweep reads only what it may change however large the ledger grows;
+        # a pause writes one entry more when issued (expiry) and when claimed (lease).
+        """CREATE INDEX symfonic_pauses_expiring ON symfonic_pauses (expires_at)
+            WHERE status = 'outstanding'""",
+        """CREATE INDEX symfonic_pauses_leased ON symfonic_pauses (lease_expires_at)
+            WHERE status = 'claimed'""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -110,7 +118,9 @@ index, and the inbox's sign-ins, shared by every server too. Version 6: delivere
 indexed by delivery time, so pruning old ones reads only those. Version 7: A2A tasks (the task id
 a client holds, its tenant, agent, session and pause; :mod:`symfonic.stores.sql_tasks`). Version
 8: A2A push configs (where a task's changes of state are POSTed), indexed by session so that a
-pause finds its listeners in its own transaction."""
+pause finds its listeners in its own transaction. Version 9: the outstanding pauses by expiry and
+the claimed ones by lease (partial indexes), so that a sweep of a ledger of millions changes its
+batches without scanning the table while it holds the write lock."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
@@ -194,10 +204,17 @@ SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id 
                   "AND status = 'outstanding' AND expires_at > ? LIMIT 1")
 REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "
           "WHERE jti = ? AND status = 'outstanding'")
-SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' "
-         "WHERE status = 'outstanding' AND expires_at <= ?")
-SWEEP_LEASES = ("UPDATE symfonic_pauses SET status = 'interrupted' "
-                "WHERE status = 'claimed' AND lease_expires_at <= ?")
+SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' WHERE jti IN (SELECT jti FROM "
+         "symfonic_pauses WHERE status = 'outstanding' AND expires_at <= ? LIMIT ?)")
+SWEEP_LEASES = ("UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti IN (SELECT jti FROM "
+                "symfonic_pauses WHERE status = 'claimed' AND lease_expires_at <= ? LIMIT ?)")
+"""One batch of a sweep each, on the partial indexes of version 9. PostgreSQL's variants skip
+the rows a concurrent claim holds (:func:`skipping_locked`): such a row is changing anyway."""
+
+
+def skipping_locked(statement: str) -> str:
+    """A sweep batch that passes over rows locked by another transaction (PostgreSQL)."""
+    return statement.replace("LIMIT ?)", "LIMIT ? FOR UPDATE SKIP LOCKED)")
 
 OUTBOX_COLUMNS = ("id, topic, scope, payload, created_at, attempts, next_attempt_at, last_error, "
                   "delivered_at, failed_at")

@@ -26,7 +26,16 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.keys import KeyRecord
-from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
+from symfonic.services.ledger import (
+    FOREVER,
+    SWEEP_BATCH,
+    Claim,
+    Finish,
+    Listing,
+    PageAfter,
+    PauseIssue,
+    PauseRecord,
+)
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
 from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
@@ -183,9 +192,9 @@ class SQLiteStore(SQLiteTasks):
     async def revoke(self, jti: str, now: float) -> bool:
         return await self._changed(sql.REVOKE, (now, jti))
 
-    async def sweep_expired(self, now: float) -> int:
-        return await self._write(lambda c: c.execute(sql.SWEEP, (now,)).rowcount
-                                 + c.execute(sql.SWEEP_LEASES, (now,)).rowcount)
+    async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
+        return await self._write(lambda c: c.execute(sql.SWEEP, (now, limit)).rowcount
+                                 + c.execute(sql.SWEEP_LEASES, (now, limit)).rowcount)
 
     # outbox
     async def due(self, now: float, limit: int = 100, *,

@@ -212,6 +212,15 @@ class StoreConformance(OutboxConformance, KeysConformance, AccountsConformance, 
         assert (await store.get(long.record.jti)).status == "outstanding"
         assert await store.sweep_expired(NOW + 10) == 0
 
+    async def test_sweep_changes_at_most_a_batch_per_call(self, store: Any) -> None:
+        issues = [pause_issue(session=f"s{n}", ttl=5) for n in range(3)]
+        for issue in issues:
+            await store.issue(issue)
+        assert await store.sweep_expired(NOW + 10, limit=2) == 2
+        assert await store.sweep_expired(NOW + 10, limit=2) == 1
+        assert await store.sweep_expired(NOW + 10, limit=2) == 0
+        assert {(await store.get(i.record.jti)).status for i in issues} == {"expired"}
+
     async def test_listing_pages_continue_after_a_cursor(self, store: Any) -> None:
         issues = [pause_issue(session=f"p{i}", issued_at=NOW - 10 + (i // 2)) for i in range(5)]
         for issue in issues:
