@@ -5,6 +5,7 @@ outbox, so a notification the receiver missed is delivered after a restart, by a
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -144,8 +145,14 @@ async def test_a_push_the_receiver_missed_is_delivered_by_the_next_server(
         if workers is not None:  # the very workflow the first server started, not a new one
             from dbos import DBOS
 
-            [workflow] = second.served.call(DBOS.list_workflows_async(
-                workflow_id_prefix=f"deliver_{row['id']}_", load_input=False))
+            def delivering() -> Any:
+                [workflow] = second.served.call(DBOS.list_workflows_async(
+                    workflow_id_prefix=f"deliver_{row['id']}_", load_input=False))
+                return workflow
+
+            # The step that marks the row delivered commits before DBOS records the workflow's end.
+            await until(lambda: delivering().status != "PENDING")
+            workflow = delivering()
             assert (workflow.status, workflow.output) == ("SUCCESS", "delivered")
             assert workflow.executor_id == second.host.workers.executor_id
     finally:

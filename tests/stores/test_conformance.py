@@ -28,6 +28,16 @@ class TestSQLiteStore(StoreConformance):
         await store.close()
 
 
+class TestSQLiteStoreOnItsThread(StoreConformance):
+    """The path a write takes when the loop must not wait for the lock, for every write."""
+
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[Any]:
+        store = await SQLiteStore.open(tmp_path / "conformance.db", inline_writes=False)
+        yield store
+        await store.close()
+
+
 @pytest.mark.postgres
 class TestPostgresStore(StoreConformance):
     @pytest.fixture

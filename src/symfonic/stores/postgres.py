@@ -53,7 +53,7 @@ _ACCOUNTS = ("INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "
              "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")
 _S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES} | {
     name: sql.to_format_style(getattr(sql_accounts, name)) for name in _ACCOUNTS}
-_SWEEPS = tuple(sql.to_format_style(sql.skipping_locked(s)) for s in (sql.SWEEP, sql.SWEEP_LEASES))
+_SWEEPS = tuple(sql.to_format_style(s.replace(*sql.SKIP_LOCKED)) for s in (sql.SWEEP, sql.SWEEP_LEASES))
 
 
 class PostgresStore(PostgresTasks):

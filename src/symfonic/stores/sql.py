@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
@@ -208,13 +210,9 @@ SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' WHERE jti IN (SELECT jti
          "symfonic_pauses WHERE status = 'outstanding' AND expires_at <= ? LIMIT ?)")
 SWEEP_LEASES = ("UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti IN (SELECT jti FROM "
                 "symfonic_pauses WHERE status = 'claimed' AND lease_expires_at <= ? LIMIT ?)")
-"""One batch of a sweep each, on the partial indexes of version 9. PostgreSQL's variants skip
-the rows a concurrent claim holds (:func:`skipping_locked`): such a row is changing anyway."""
-
-
-def skipping_locked(statement: str) -> str:
-    """A sweep batch that passes over rows locked by another transaction (PostgreSQL)."""
-    return statement.replace("LIMIT ?)", "LIMIT ? FOR UPDATE SKIP LOCKED)")
+"""One batch of a sweep each, on the partial indexes of version 9."""
+SKIP_LOCKED = ("LIMIT ?)", "LIMIT ? FOR UPDATE SKIP LOCKED)")
+"""PostgreSQL's sweeps pass over rows a concurrent claim holds: they are changing anyway."""
 
 OUTBOX_COLUMNS = ("id, topic, scope, payload, created_at, attempts, next_attempt_at, last_error, "
                   "delivered_at, failed_at")
@@ -274,8 +272,12 @@ def messages_of(rows: Sequence[Sequence[Any]]) -> list[Message]:
     """
     if not rows:
         return []
+    joined = f"[{','.join(row[0] for row in rows)}]"
     try:
-        batch = json.loads(f"[{','.join(row[0] for row in rows)}]")
+        try:
+            batch = orjson.loads(joined)
+        except orjson.JSONDecodeError:  # what only the standard parser reads (NaN, huge ints)
+            batch = json.loads(joined)
         return [Message.from_stored(data) for data in batch]
     except (ValueError, TypeError, KeyError) as damaged:
         raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged

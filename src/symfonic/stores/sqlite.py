@@ -1,7 +1,9 @@
 """SQLite: the embedded default. One file, WAL, one writer transaction per pause.
 
-The standard library's ``sqlite3`` is synchronous, so every store owns one connection used from
-one dedicated thread; async callers hand it work through ``run_in_executor``. Writes open with
+The standard library's ``sqlite3`` is synchronous. Every store owns one writing connection whose
+transactions are grouped per turn of the event loop and run on the loop when the write lock is
+free, on the store's one thread when it must be waited for (:mod:`symfonic.stores.sqlite_writes`
+says why), and one read-only connection for small reads on the loop. Writes open with
 ``BEGIN IMMEDIATE`` so that concurrent processes queue on SQLite's write lock (``busy_timeout``)
 instead of failing at commit, which is what makes the claim safe across processes: the
 conditional ``UPDATE ... RETURNING`` runs while the lock is held, and exactly one caller sees
@@ -14,11 +16,9 @@ earned. ``NORMAL`` is faster and may lose the last commits on power loss (not on
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -41,6 +41,7 @@ from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql, sql_accounts
 from symfonic.stores.sql_tasks import SQLiteTasks, announce_pause
+from symfonic.stores.sqlite_writes import GroupedWrites
 
 T = TypeVar("T")
 INLINE_ROWS = 256
@@ -52,12 +53,13 @@ class SQLiteStore(SQLiteTasks):
     """Every port over one SQLite file (the A2A tasks' through :class:`SQLiteTasks`)."""
 
     def __init__(self, path: str | Path, *, synchronous: Synchronous = "FULL",
-                 busy_timeout: float = 60.0) -> None:
+                 busy_timeout: float = 60.0, inline_writes: bool = True) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
         self._busy_ms = int(busy_timeout * 1000)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="symfonic-sqlite")
         self._conn: sqlite3.Connection | None = None
+        self._writes = GroupedWrites(lambda: self._conn, str(path), self._busy_ms,
+                                     inline=inline_writes)
         self._reader: sqlite3.Connection | None = None
 
     @classmethod
@@ -81,7 +83,8 @@ class SQLiteStore(SQLiteTasks):
         conn.execute(f"PRAGMA synchronous = {self._synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         self._conn = conn
-        self._transaction(_migrate)
+        self._writes.transaction(_migrate)
+        conn.execute("PRAGMA busy_timeout = 0")  # only the thread's transactions wait for the lock
         reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         reader.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         reader.execute("PRAGMA query_only = ON")
@@ -266,7 +269,7 @@ class SQLiteStore(SQLiteTasks):
             self._conn = self._reader = None
 
         await self._call(shut)
-        self._executor.shutdown(wait=True)
+        self._writes.shutdown()
 
     # plumbing
     async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -285,18 +288,7 @@ class SQLiteStore(SQLiteTasks):
             raise StoreError(f"SQLite failed: {error}") from error
 
     async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        return await self._call(lambda: self._transaction(work))
-
-    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return result
+        return await self._writes.write(work)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -304,13 +296,7 @@ class SQLiteStore(SQLiteTasks):
         return self._conn
 
     async def _call(self, work: Callable[[], T]) -> T:
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, work)
-        except sqlite3.IntegrityError as error:
-            raise StoreError(f"SQLite refused the write: {error}") from error
-        except sqlite3.Error as error:
-            raise StoreError(f"SQLite failed: {error}") from error
+        return await self._writes.call(work)
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
