@@ -86,9 +86,9 @@ class ProviderItems:
         return cls(provider=str(data["provider"]), items=tuple(dict(i) for i in data["items"]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
-    """One entry of a session's transcript.
+    """One entry of a session's transcript (slotted: a host caches many thousands of them).
 
     Positional order follows the common ``Message(role, content)`` spelling; ``tool_calls`` is set
     on assistant messages that call tools and ``tool_call_id`` on the tool results answering them;
@@ -143,11 +143,18 @@ class Message:
         transcript of thousands of messages is read back on every turn, and re-validating each
         one tripled the cost of reading it.
         """
+        message = _new(cls)
+        if len(data) == 2:  # {"content", "role"}: most of any transcript, so the short way
+            _set(message, "role", _ROLE_NAMES[data["role"]])
+            _set(message, "content", data["content"])
+            _set(message, "tool_calls", ())
+            _set(message, "tool_call_id", None)
+            _set(message, "provider", None)
+            return message
         _check_format(data)
-        message = object.__new__(cls)
         calls = data.get("tool_calls")
         provider = data.get("provider")
-        object.__setattr__(message, "role", data["role"])
+        object.__setattr__(message, "role", _ROLE_NAMES[data["role"]])
         object.__setattr__(message, "content", data["content"])
         object.__setattr__(message, "tool_calls",
                            tuple(ToolCall.from_dict(c) for c in calls) if calls else ())
@@ -155,6 +162,11 @@ class Message:
         object.__setattr__(message, "provider",
                            None if provider is None else ProviderItems.from_dict(provider))
         return message
+
+
+_new, _set = object.__new__, object.__setattr__
+_ROLE_NAMES = {role: role for role in ROLES}
+"""Each role as one shared string (a decoded transcript would otherwise hold a copy per message)."""
 
 
 def _check_format(data: dict[str, Any]) -> None:
