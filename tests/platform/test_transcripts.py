@@ -72,3 +72,14 @@ async def test_the_cache_is_bounded_least_recently_used_first() -> None:
     await transcripts.load(ACME, "long")
     await transcripts.load(ACME, "long")  # longer than the whole bound: never kept
     assert store.read[-2:] == [(0, None), (0, None)]
+
+
+async def test_empty_sessions_are_not_kept_and_every_session_counts() -> None:
+    store = CountingStore()
+    transcripts = await cached(store, capacity=10)
+    for session in range(50):  # a host that pauses new sessions whose resumes go elsewhere
+        await transcripts.load(ACME, f"new-{session}")
+    assert transcripts.held == 0
+    await append(store, 0, "1", "2", session="s")
+    await transcripts.load(ACME, "s")
+    assert transcripts.held == 3  # two messages and the session's own entry

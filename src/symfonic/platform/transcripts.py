@@ -8,7 +8,9 @@ same session — their messages arrive by the same query — and it turns the co
 conversation from "every turn" into "once per host".
 
 The cache is bounded by a number of messages across sessions, least recently used first; a
-session longer than the whole bound is simply not kept.
+session longer than the whole bound is simply not kept. Each session counts one more than its
+messages, and an empty one is not kept at all: a host that only ever pauses new sessions (their
+resumes served elsewhere) would otherwise gather entries that the bound never saw.
 """
 
 from __future__ import annotations
@@ -51,13 +53,25 @@ class CachedTranscripts:
     def _remember(self, key: tuple[str, str], known: list[Message],
                   fresh: list[Message]) -> list[Message]:
         # A concurrent load may have extended the entry meanwhile: keep the longer prefix.
-        current = self._sessions.pop(key, [])
+        current = self._sessions.pop(key, None)
+        if current is not None:
+            self._held -= _weight(current)
+        else:
+            current = []
         merged = [*known, *fresh] if len(known) + len(fresh) >= len(current) else current
-        self._held -= len(current)
-        if len(merged) <= self._capacity:
+        if merged and _weight(merged) <= self._capacity:
             self._sessions[key] = merged
-            self._held += len(merged)
+            self._held += _weight(merged)
             while self._held > self._capacity:
                 _, evicted = self._sessions.popitem(last=False)
-                self._held -= len(evicted)
+                self._held -= _weight(evicted)
         return merged
+
+    @property
+    def held(self) -> int:
+        """What the cache holds against its capacity: messages, plus one per session."""
+        return self._held
+
+
+def _weight(messages: list[Message]) -> int:
+    return len(messages) + 1
