@@ -13,6 +13,7 @@ import pytest
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import TranscriptConflict, TranscriptTail
+from symfonic.stores.opening import open_store
 from symfonic.stores.sqlite import SQLiteStore
 
 SCOPE = Scope(tenant="acme")
@@ -122,3 +123,16 @@ async def test_writes_on_the_thread_only(tmp_path: Path) -> None:
         assert len(await store.load(SCOPE, "s0")) == 2
     finally:
         await store.close()
+
+
+async def test_the_url_chooses_where_writes_run(tmp_path: Path) -> None:
+    queued = await open_store(f"sqlite:///{tmp_path}/url.db?inline_writes=false")
+    inline = await open_store(f"sqlite:///{tmp_path}/url.db")
+    try:
+        assert isinstance(queued, SQLiteStore) and isinstance(inline, SQLiteStore)
+        assert queued._writes._inline is False and inline._writes._inline is True
+        with pytest.raises(ValueError, match="inline_writes"):
+            await open_store(f"sqlite:///{tmp_path}/url.db?journal=delete")
+    finally:
+        await queued.close()
+        await inline.close()

@@ -69,10 +69,15 @@ async def open_store(url: str | None = None) -> Store:
     if scheme == "sqlite":
         from symfonic.stores.sqlite import SQLiteStore
 
-        path = rest[1:] if rest.startswith("/") else rest
+        path, _, query = (rest[1:] if rest.startswith("/") else rest).partition("?")
         if not path:
             raise ValueError(f"{url!r} names no file: use sqlite:///path/to/file.db")
-        return await SQLiteStore.open(path)
+        params = dict(parse_qsl(query))
+        inline = params.pop("inline_writes", "true").lower() not in ("0", "false", "no", "off")
+        if params:
+            raise ValueError(f"unknown parameter(s) {sorted(params)} in {url!r}: a SQLite URL "
+                             "takes only inline_writes (see symfonic.stores.sqlite_writes)")
+        return await SQLiteStore.open(path, inline_writes=inline)
     if scheme in ("postgresql", "postgres"):
         from symfonic.stores.postgres import PostgresStore
 

@@ -14,7 +14,7 @@ turn; the runs already going get the grace period to finish.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -114,10 +114,13 @@ def service_of_app(app: Any) -> Service:
     return service
 
 
-def permitted(permission: Permission) -> Callable[..., ApiKey]:
-    """A dependency: the caller's key, which must grant ``permission`` (else 401 or 403)."""
+def permitted(permission: Permission) -> Callable[..., Awaitable[ApiKey]]:
+    """A dependency: the caller's key, which must grant ``permission`` (else 401 or 403).
 
-    def check(request: Request, credentials: Annotated[
+    ``async`` although it never awaits: FastAPI hands a plain ``def`` dependency to its thread
+    pool, a thread hop on every request for a lookup in memory."""
+
+    async def check(request: Request, credentials: Annotated[
             HTTPAuthorizationCredentials | None, Depends(bearer)]) -> ApiKey:
         key = service_of(request).keys.authenticate(credentials.credentials if credentials else None)
         if key is None:
