@@ -41,7 +41,7 @@ PageAfter = tuple[float, str]
 """Where a page of pauses ends: the last row's ``(issued_at, jti)``; the next page starts there."""
 FOREVER = float("inf")
 """A lease that never lapses: the claim of a caller that does not renew (tests, tools)."""
-SWEEP_BATCH = 1000
+SWEEP_BATCH = 250
 """Rows one sweep transaction changes at most: small enough that a pause waiting on the write lock
 behind it waits milliseconds, however many pauses expired at once."""
 LEDGER_FORMAT = 1

@@ -103,8 +103,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             ON symfonic_a2a_push_configs (scope, context_id)""",
     ),
     (
-        # Partial, so that a sweep reads only what it may change however large the ledger grows;
-        # a pause writes one entry more when issued (expiry) and when claimed (lease).
+        # A page starts at its cursor (issued_at, jti) in the index, however many came before.
+        "DROP INDEX symfonic_pauses_by_scope",
+        """CREATE INDEX symfonic_pauses_by_scope
+            ON symfonic_pauses (scope, status, issued_at, jti)""",
+        # Partial: a sweep reads only what it may change; a pause adds an entry to each.
         """CREATE INDEX symfonic_pauses_expiring ON symfonic_pauses (expires_at)
             WHERE status = 'outstanding'""",
         """CREATE INDEX symfonic_pauses_leased ON symfonic_pauses (lease_expires_at)
@@ -120,9 +123,8 @@ index, and the inbox's sign-ins, shared by every server too. Version 6: delivere
 indexed by delivery time, so pruning old ones reads only those. Version 7: A2A tasks (the task id
 a client holds, its tenant, agent, session and pause; :mod:`symfonic.stores.sql_tasks`). Version
 8: A2A push configs (where a task's changes of state are POSTed), indexed by session so that a
-pause finds its listeners in its own transaction. Version 9: the outstanding pauses by expiry and
-the claimed ones by lease (partial indexes), so that a sweep of a ledger of millions changes its
-batches without scanning the table while it holds the write lock."""
+pause finds its listeners in its own transaction. Version 9: listings seek their cursor, and a
+sweep's batches find their rows on indexes of the outstanding and claimed pauses alone."""
 
 SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS symfonic_schema (version INTEGER NOT NULL)"
 SCHEMA_VERSION = "SELECT version FROM symfonic_schema"
@@ -167,8 +169,7 @@ CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_
          f"decision = ?, answered_by = ? WHERE jti = ? AND status = 'outstanding' AND expires_at > ? "
          f"RETURNING {PAUSE_COLUMNS}")
 LAPSED = "(status = 'interrupted' OR (status = 'claimed' AND lease_expires_at <= ?))"
-"""A turn waiting for recovery: marked interrupted, or a claim whose lease lapsed (one parameter:
-now)."""
+"""A turn waiting for recovery: interrupted, or claimed with a lapsed lease (one parameter: now)."""
 RECLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ? "
            f"WHERE jti = ? AND {LAPSED} RETURNING {PAUSE_COLUMNS}")
 RENEW = ("UPDATE symfonic_pauses SET lease_expires_at = ? WHERE jti = ? AND status = 'claimed' "
@@ -183,11 +184,10 @@ INTERRUPT = "UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti = ? AND
 FINISH = ("UPDATE symfonic_pauses SET status = ?, finished_at = ?, outcome = ? "
           "WHERE jti = ? AND status = 'claimed'")
 LIST_OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? "
-                    "AND status = 'outstanding' AND expires_at > ? AND (issued_at > ? OR "
-                    "(issued_at = ? AND jti > ?)) ORDER BY issued_at, jti LIMIT ?")
-LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND {LAPSED} "
-                    "AND (issued_at > ? OR (issued_at = ? AND jti > ?)) "
+                    "AND status = 'outstanding' AND expires_at > ? AND (issued_at, jti) > (?, ?) "
                     "ORDER BY issued_at, jti LIMIT ?")
+LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND {LAPSED} "
+                    "AND (issued_at, jti) > (?, ?) ORDER BY issued_at, jti LIMIT ?")
 OUTSTANDING_COUNTS = ("SELECT scope, pin, COUNT(*) FROM symfonic_pauses WHERE status = 'outstanding' "
                       "AND expires_at > ? GROUP BY scope, pin")
 
@@ -265,11 +265,8 @@ def message_rows(tail: TranscriptTail) -> list[tuple[str, str, int, str]]:
 
 
 def messages_of(rows: Sequence[Sequence[Any]]) -> list[Message]:
-    """Decode stored message rows; one JSON parse for the whole batch, no re-validation.
-
-    Raises:
-        StoredFormatError: a row is not a message this library wrote.
-    """
+    """Decode stored message rows (one parse for the batch, no re-validation); a row that is not
+    a message this library wrote raises :class:`StoredFormatError`."""
     if not rows:
         return []
     joined = f"[{','.join(row[0] for row in rows)}]"
@@ -291,7 +288,7 @@ def list_parameters(scope: Scope, now: float, limit: int,
                     after: PageAfter | None) -> tuple[Any, ...]:
     """The parameters of :func:`list_statement`'s query, in order (both take the same)."""
     issued, jti = after if after is not None else (float("-inf"), "")
-    return (scope.key, now, issued, issued, jti, limit)
+    return (scope.key, now, issued, jti, limit)
 
 
 def lease_of(lease_until: float) -> float | None:
