@@ -11,10 +11,15 @@ and no model cost. symfonic runs through `Host.open(url, agents=[spec], secret=.
 (`ask_user`). LangGraph runs a `MessagesState` graph (`model` -> `ask_user` node calling
 `interrupt()` -> `model`), resumed with `Command(resume=answer)`, default durability (`"async"`),
 measured with its async savers (`AsyncSqliteSaver` over aiosqlite, `AsyncPostgresSaver` over a
-psycopg pool) and its sync savers (`SqliteSaver`, `PostgresSaver` over one connection).
+psycopg pool; the nodes are `async def` there, LangGraph's faster setup under `ainvoke`, which
+hands a plain node to a thread) and its sync savers (`SqliteSaver`, `PostgresSaver` over one
+connection, plain nodes).
 
 **History.** The number of messages already in the session before the measured turn:
-alternating user and assistant messages of 200 characters. symfonic: appended to the host's
+alternating user and assistant messages of 200 characters of made-up words drawn at random,
+seeded by position (the same text on every run and on both sides; it compresses about as well as
+real conversation, where a repeated sentence let PostgreSQL's TOAST shrink LangGraph's checkpoint
+blobs ~10x). symfonic: appended to the host's
 store with `store.append(TranscriptTail(...))` as the session's earlier turns on this host would
 have left it: all but the last two messages, which the host then reads once (as the previous
 turn's start did), then the last two; LangGraph: written into the thread state with
@@ -71,11 +76,19 @@ longer than that.
 autocommit `INSERT` of a small row (`synchronous_commit=on`). Floor samples are taken between the
 history-0 samples, side by side with them.
 
-**Throughput.** asyncio tasks in one process share one symfonic host (SQLite: one connection
-on its thread; PostgreSQL: a pool of up to 10) or one LangGraph async saver (one aiosqlite
-connection; `AsyncPostgresSaver` over a pool of up to 10). Each task runs pause + resume cycles
-back to back on fresh sessions (history 0) until the deadline; the rate is completed cycles over
-the wall time until the last task finished. WAL autocheckpoint is back at SQLite's default here.
+**Throughput.** asyncio tasks in one process share one symfonic host (SQLite: one writing
+connection whose concurrent writes share commits; PostgreSQL: a pool of up to 10) or one
+LangGraph async saver (one aiosqlite connection; `AsyncPostgresSaver` over a pool of up to 10).
+Each task runs pause + resume cycles back to back on fresh sessions (history 0) until the
+deadline; the rate is completed cycles over the wall time until the last task finished. WAL
+autocheckpoint is back at SQLite's default here. Levels run in turn, the systems alternating,
+each level for the same time per system. "CPU time per pause + resume" is the process time of
+many cycles over symfonic's in-memory store divided by their number: symfonic's own work, with
+no I/O to wait for.
+
+**Decoding.** A session of 5,000 stored messages is read back: the rows decoded alone
+(`symfonic.stores.sql.messages_of`, as a host that never read the session does), and the store's
+whole `load` (fetching the rows included), each the median of 15 reads, per message.
 
 **Correctness.** The race workloads have a side effect after the pause: symfonic's approval-gated
 `apply_change` tool, LangGraph's node code after `interrupt()`; each run appends one line to a

@@ -22,6 +22,7 @@ from typing import Any
 
 from bench.concurrency import measure_concurrency
 from bench.environment import Workspace, machine
+from bench.http_roundtrip import http_checks, http_section, http_table, measure_http
 from bench.langgraph_side import LangGraphSubject, LangGraphSyncSubject
 from bench.latency import (
     CommitTrace,
@@ -33,15 +34,20 @@ from bench.latency import (
     summary,
     warm_up,
 )
+from bench.ledger_size import ledger_checks, ledger_section, ledger_table, measure_ledger
+from bench.memory import measure_memory, memory_checks, memory_section, memory_table
 from bench.models import measure_adapters
 from bench.probes import PgFloor, PgWal, SqliteFloor, SqliteWal
 from bench.profiling import profile_cycles
 from bench.queueing import QueueResult, measure_queue, queue_section, queue_table
 from bench.races import run_races
-from bench.report import LABELS, RunResults, console, fastest_langgraph, markdown
-from bench.symfonic_side import OtherHostSubject, SymfonicSubject
+from bench.report import console, markdown
+from bench.results import LABELS, RunResults
+from bench.symfonic_side import SCOPE, OtherHostSubject, SymfonicSubject
+from bench.targets import Check, fastest_langgraph
 from bench.tracing import TracingResult, measure_tracing, tracing_section, tracing_table
 from bench.workload import CONCURRENCY, HISTORIES, Plan
+from symfonic.stores import sql
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -107,8 +113,9 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
         while len(floor_times) < plan.floor_samples:
             floor_times.append(floor.commit())
         results.floor[backend] = floor_times
+        results.decoding[backend], results.reading[backend] = await _decoding(subjects[0])
         if backend == "sqlite":
-            results.runtime_only = await _runtime_only(plan.floor_samples)
+            results.runtime_only, results.runtime_cpu = await _runtime_only(plan.floor_samples)
         if plan.profile_cycles:
             await _profile(backend, subjects, plan, results)
         if backend == "sqlite":
@@ -116,8 +123,8 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
                 await subject.configure_sqlite(None, autocheckpoint=1000)
         started = time.perf_counter()
         concurrent: list[Subject] = [s for s in subjects if s.system in ("symfonic", "langgraph")]
-        results.concurrency[backend] = await measure_concurrency(concurrent, CONCURRENCY,
-                                                                 plan.cycle_seconds)
+        results.concurrency[backend], results.concurrency_cpu[backend] = await measure_concurrency(
+            concurrent, CONCURRENCY, plan.cycle_seconds)
         log(f"  {backend} throughput: {results.concurrency[backend]} "
             f"({time.perf_counter() - started:.0f} s)")
     finally:
@@ -128,15 +135,36 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
         floor.close()
 
 
-async def _runtime_only(samples: int) -> tuple[float, float]:
-    """symfonic's own cost: the same cycle on an in-memory store (no I/O, no thread)."""
+async def _runtime_only(samples: int) -> tuple[tuple[float, float], float]:
+    """symfonic's own cost: the same cycle on an in-memory store (no I/O, no thread): the median
+    pause and resume, and the CPU time per cycle (process time over all of them)."""
     subject = await SymfonicSubject("memory", "memory://").open()
     try:
         await plain_cycles(subject, 20)
+        started = time.process_time()
         pauses, resumes = await plain_cycles(subject, samples)
+        cpu = (time.process_time() - started) / samples
     finally:
         await subject.close()
-    return median(pauses), median(resumes)
+    return (median(pauses), median(resumes)), cpu
+
+
+async def _decoding(subject: SymfonicSubject, count: int = 5000) -> tuple[float, float]:
+    """Seconds per message to decode ``count`` stored messages, and to read them from the store
+    (fetching included), as a host that never read the session does."""
+    session = f"decoding-{time.monotonic_ns()}"
+    await subject.seed(session, count)
+    store = await subject.host.store()
+    rows = [(sql.dump_json(message.to_dict()),) for message in await store.load(SCOPE, session)]
+    decoding, reading = [], []
+    for _ in range(15):
+        started = time.perf_counter()
+        sql.messages_of(rows)
+        decoding.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await store.load(SCOPE, session)
+        reading.append(time.perf_counter() - started)
+    return median(decoding) / count, median(reading) / count
 
 
 async def _profile(backend: str, subjects: list[Any], plan: Plan, results: RunResults) -> None:
@@ -190,6 +218,31 @@ async def bench_queue(workspace: Workspace, postgres: str | None, quick: bool) -
     return results
 
 
+def own_parts(quick: bool, postgres: str | None) -> tuple[list[Check], list[str], list[str]]:
+    """The parts measured on their own, each in processes of its own, with nothing else
+    running: ledger size, HTTP, memory. Their checks, report sections and console tables."""
+    checks: list[Check] = []
+    sections: list[str] = []
+    tables: list[str] = []
+    log("ledger size: 1,000,000 pauses stored")
+    started = time.perf_counter()
+    ledger = measure_ledger(quick, postgres)
+    log(f"  ({time.perf_counter() - started:.0f} s)")
+    log("over HTTP: symfonic serve against the library")
+    http = measure_http(quick)
+    log("memory: a host's RSS over 100,000 sessions")
+    memory = measure_memory(quick)
+    for found, section, table in ((ledger_checks(ledger), ledger_section(ledger), ledger_table(ledger)),
+                                  (http_checks(http), http_section(http), http_table(http)),
+                                  (memory_checks(memory), memory_section(memory),
+                                   memory_table(memory))):
+        checks += [Check(target, measured, passed, ("own part", target))
+                   for target, measured, passed in found]
+        sections.append(section)
+        tables.append(table)
+    return checks, sections, tables
+
+
 async def run(args: argparse.Namespace,
               command: str) -> tuple[RunResults, list[QueueResult], list[TracingResult]]:
     plan = Plan.quick() if args.quick else Plan.full()
@@ -236,14 +289,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = " ".join(["python -m bench.run", *argv])
     results, queue, tracing = asyncio.run(run(args, command))
-    print(console(results))
+    started = time.perf_counter()
+    checks, sections, tables = own_parts(args.quick, None if args.no_postgres else args.postgres)
+    results.seconds += time.perf_counter() - started
+    print(console(results, checks))
+    print("\n".join(tables))
     print("Background runs: queue latency and throughput by worker count\n" + queue_table(queue))
     print("Tracing overhead on a pause + resume\n" + tracing_table(tracing))
     output = args.output or (None if args.quick else ROOT / "docs" / "benchmarks.md")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(markdown(results) + "\n" + queue_section(queue) + "\n"
-                          + tracing_section(tracing), encoding="utf-8")
+        output.write_text(markdown(results, checks, [*sections, queue_section(queue),
+                                                     tracing_section(tracing)]), encoding="utf-8")
         log(f"wrote {output}")
     return 0
 

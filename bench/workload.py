@@ -6,11 +6,16 @@ the answer and completes. The "model" is a deterministic function of the transcr
 sides, so nothing but the runtime and its storage is measured.
 
 History is the number of messages already in the session before the measured turn: alternating
-user / assistant messages of ``MESSAGE_CHARS`` characters.
+user / assistant messages of ``MESSAGE_CHARS`` characters. Their words are drawn at random (seeded
+by position, so every run and both systems store the same text) from a vocabulary of a few hundred
+words: text that compresses about as well as real conversation does. A repeated sentence, as
+earlier versions used, let PostgreSQL's TOAST compress each row ~10x and flattered whichever
+system stores more bytes.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 MESSAGE_CHARS = 200
@@ -20,14 +25,22 @@ FINAL_PREFIX = "Noted: "
 USER_INPUT = "Please book me a plan."
 SECRET = "bench-secret-0123456789abcdef0123456789"
 HISTORIES = (0, 100, 1000, 5000)
-CONCURRENCY = (1, 4, 16)
+CONCURRENCY = (1, 8, 32)
+_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "an", "el", "or", "us", "pri", "dem",
+              "gal", "tur")
+VOCABULARY = tuple(sorted({a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in ("", "n", "s",
+                                                                                      "ter", "ing")}))
+"""About 1,200 made-up words of 2 to 9 letters, in a fixed order."""
 
 
 def history_text(index: int) -> str:
-    """The ``index``-th prior message: about 200 characters, distinct per index."""
-    stem = f"message {index:06d}: "
-    filler = "the quick brown fox jumps over the lazy dog; " * 5
-    return (stem + filler)[:MESSAGE_CHARS]
+    """The ``index``-th prior message: ``MESSAGE_CHARS`` characters of varied words, the same
+    on every run."""
+    draw = random.Random(index)
+    words = [f"message {index:06d}:"]
+    while sum(len(word) + 1 for word in words) < MESSAGE_CHARS:
+        words.append(draw.choice(VOCABULARY))
+    return " ".join(words)[:MESSAGE_CHARS]
 
 
 def history_roles(count: int) -> list[tuple[str, str]]:
