@@ -171,6 +171,7 @@ def summary(samples: Samples) -> dict[str, Any]:
         "pause_p50": median(samples.pause), "pause_p95": p95(samples.pause),
         "resume_p50": median(samples.resume), "resume_p95": p95(samples.resume),
         "round_trip_p50": median(samples.round_trip), "round_trip_p95": p95(samples.round_trip),
+        "round_trip_list": samples.round_trip,
         "pause_bytes": median(samples.pause_bytes), "resume_bytes": median(samples.resume_bytes),
         "cycle_bytes": median([p + r for p, r in zip(samples.pause_bytes, samples.resume_bytes,
                                                       strict=True)]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 from bench.latency import median, p95
 from bench.methodology import METHOD
@@ -81,6 +82,18 @@ def console(results: RunResults, extra: Sequence[Check] = ()) -> str:
                           [[c.target, c.measured, "PASS" if c.passed else "MISS"] for c in checks])])
 
 
+def ratio_range(cells: dict[str, dict[str, Any]], system: str) -> str:
+    """The 5th to 95th percentile of the sample-by-sample ratio, fastest LangGraph / ``system``
+    (the systems took turns within each sample, so sample i of each ran side by side)."""
+    name, _ = fastest_langgraph(cells, "round_trip_p50")
+    ratios = sorted(t / o for t, o in zip(cells[name]["round_trip_list"],
+                                          cells[system]["round_trip_list"], strict=False))
+    if not ratios:
+        return ""
+    low, high = ratios[int(0.05 * (len(ratios) - 1))], ratios[int(0.95 * (len(ratios) - 1))]
+    return f"({low:.1f}-{high:.1f})"
+
+
 def round_trip_table(results: RunResults) -> str:
     rows = []
     for backend, by_history in results.latency.items():
@@ -90,11 +103,12 @@ def round_trip_table(results: RunResults) -> str:
             cold = cells.get(COLD, {}).get("round_trip_p50")
             rows.append([backend, f"{history:,}", ms(ours), "-" if cold is None else ms(cold)]
                         + [ms(cells[n]["round_trip_p50"]) if n in cells else "-" for n in LANGGRAPHS]
-                        + [f"**{theirs / ours:.1f}x**",
-                           "-" if cold is None else f"{theirs / cold:.1f}x",
+                        + [f"**{theirs / ours:.1f}x** {ratio_range(cells, SYMFONIC)}",
+                           "-" if cold is None else f"{theirs / cold:.1f}x {ratio_range(cells, COLD)}",
                            str(cells[SYMFONIC]["n"])])
     return table(["backend", "history", "symfonic", "symfonic, other host", "LangGraph async",
-                   "LangGraph sync", "fastest LangGraph / symfonic", "... / symfonic, other host",
+                   "LangGraph sync", "fastest LangGraph / symfonic (p5-p95 of the per-sample ratio)",
+                  "... / symfonic, other host",
                    "samples"], rows)
 
 
