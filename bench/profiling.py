@@ -33,7 +33,9 @@ RUNTIME = "the runtime itself (turn loop / graph engine, validation, events)"
 _CODEC_FUNCTIONS = {"messages_of", "message_rows", "dump_json", "_dump", "record_of", "pause_row",
                     "from_dict", "to_dict", "_loads", "_json"}
 _DATABASE_FUNCTIONS = {"_call", "_read", "_write", "_transaction", "_fetchall", "_rowcount",
-                       "_connection"}
+                       "_connection", "_flush", "_group", "_attempt", "_in_savepoint", "write",
+                       "call", "_patiently", "_on_the_thread"}
+"""The stores' plumbing (SQLite's grouped writes in :mod:`symfonic.stores.sqlite_writes` too)."""
 
 
 @dataclass
