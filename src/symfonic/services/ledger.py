@@ -202,7 +202,6 @@ class PauseLedger(Protocol):
         ...
 
 
-
 async def sweep(ledger: PauseLedger, now: float, *, batch: int = SWEEP_BATCH) -> int:
     """Sweep everything due at ``now``, one batch per transaction; returns the rows changed.
 
