@@ -35,6 +35,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.latency import quantile
 from bench.symfonic_side import SymfonicSubject, ask_spec
 from bench.workload import ANSWER, FINAL_PREFIX, SECRET, USER_INPUT
 from symfonic import Host
@@ -82,17 +83,6 @@ class HttpResult:
     def ratio(self) -> tuple[float, float, float]:
         """(median, lowest, highest) of the per-round ratios."""
         return statistics.median(self.ratios), min(self.ratios), max(self.ratios)
-
-
-def quantile(values: tuple[float, ...] | list[float], q: float) -> float:
-    """The ``q``-quantile, interpolated between the samples (p99 of 64 samples is not the max)."""
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0]
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def _free_port() -> int:

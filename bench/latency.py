@@ -151,10 +151,20 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def quantile(values: Sequence[float], q: float) -> float:
+    """The ``q``-quantile, interpolated between the samples (inclusive: p99 of 64 samples is not
+    the maximum, and q=1 is); NaN for no samples. Every part of the benchmark uses this one."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
 def p95(values: Sequence[float]) -> float:
-    if len(values) < 2:
-        return values[0] if values else float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[94]
+    return quantile(values, 0.95)
 
 
 def spread(values: Sequence[int]) -> str:

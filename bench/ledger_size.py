@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from bench.latency import quantile
 from bench.symfonic_side import SCOPE, SymfonicSubject, ask_spec
 from bench.workload import SECRET
 from symfonic import Host
@@ -103,8 +104,7 @@ class LedgerResult:
 
 def _q(samples: list[float], q: float) -> float:
     """The ``q`` quantile, in milliseconds."""
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else float("nan")
+    return quantile(samples, q) * 1000
 
 
 def _ms(samples: list[float], *quantiles: float) -> str:

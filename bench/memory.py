@@ -144,7 +144,7 @@ async def _host_probe(url: str, sessions: int, capacity: int | None) -> dict[str
             await drive(range(done - step, done))
             readings["sessions"].append(done)
             readings["rss"].append(_collected_rss())
-            readings["cached"].append(subject.host.transcripts._held)
+            readings["cached"].append(subject.host.transcripts.held)
     finally:
         await subject.close()
     return {**readings, "seconds": time.perf_counter() - started}

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from dbos import DBOS
 
+from bench.latency import quantile
 from bench.queue_app import LOG_VARIABLE, queued
 from bench.workload import SECRET
 from symfonic import Host, Scope
@@ -182,11 +183,6 @@ async def measure_queue(folder: Path, postgres: str | None, *,
     return results
 
 
-def _quantile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
 def queue_table(results: list[QueueResult]) -> str:
     names = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
     rows = ["| profile | backend | workers | queue latency p50 / p95 (ms) | throughput (runs/s) "
@@ -196,8 +192,8 @@ def queue_table(results: list[QueueResult]) -> str:
                                             r.workers)):
         base = single.get((r.profile, r.backend))
         scale = r.throughput / base if base else float("nan")
-        latency = (f"{_quantile(r.latencies, 0.5) * 1000:.0f} / "
-                   f"{_quantile(r.latencies, 0.95) * 1000:.0f}" if r.latencies else "-")
+        latency = (f"{quantile(r.latencies, 0.5) * 1000:.0f} / "
+                   f"{quantile(r.latencies, 0.95) * 1000:.0f}" if r.latencies else "-")
         rows.append(f"| {r.profile} | {names[r.backend]} | {r.workers} | {latency} | "
                     f"{r.throughput:.1f} | {scale:.2f}x |")
     return "\n".join(rows) + "\n"

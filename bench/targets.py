@@ -200,19 +200,20 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 f"it, its outcome removes it, 4 more pages of SQLite's 4 KiB per pause + resume. "
                 f"They are what lets a sweep of a ledger of 1,000,000 pauses find its rows without "
                 f"holding the write lock for a table scan (the ledger-size part).")
-    for backend, cells in results.latency.items():
-        if ("warm pause", backend) in missed:
-            growth = cells[5000][SYMFONIC]["pause_p50"] - cells[0][SYMFONIC]["pause_p50"]
-            notes.append(
-                f"- **Warm pause at 5,000 ({backend}).** The pause grows by {ms(growth)} ms from "
-                f"history 0 to 5,000 while it reads the same 2 new rows and writes the same bytes "
-                f"(the writes table), so the growth is neither I/O nor decoding. Timed section by "
-                f"section while this part was written (SQLite, +0.53 ms in all): the transcript "
-                f"read +56 us (the cache's merge copies the 5,000-message list), the model call "
-                f"+11 us (its tuple), the pause's write +89 us (a deeper index); the remaining "
-                f"~0.3 ms is spread over the same Python calls as at history 0 (the call count "
-                f"does not change), each slower with a heap holding hundreds of thousands of "
-                f"cached messages: not attributed to one place yet.")
+    grown = {backend: cells[5000][SYMFONIC]["pause_p50"] - cells[0][SYMFONIC]["pause_p50"]
+             for backend, cells in results.latency.items() if ("warm pause", backend) in missed}
+    if grown:
+        notes.append(
+            "- **Warm pause at 5,000.** The pause grows from history 0 to 5,000 by "
+            + ", ".join(f"{ms(growth)} ms ({backend})" for backend, growth in grown.items())
+            + " while it reads the same 2 new rows and writes the same bytes (the writes table), "
+            "so the growth is neither I/O nor decoding. Timed section by section on SQLite while "
+            "this part was written (not by this run; +0.53 ms in all then): the transcript read "
+            "+56 us (the cache's merge copies the 5,000-message list), the model call +11 us (its "
+            "tuple), the pause's write +89 us (a deeper index); the remaining ~0.3 ms is spread "
+            "over the same Python calls as at history 0 (the call count does not change), each "
+            "slower with a heap holding hundreds of thousands of cached messages: not attributed "
+            "to one place yet.")
     for backend, by_system in results.concurrency_cpu.items():
         if ("scaling", backend) not in missed and ("throughput", backend) not in missed:
             continue

@@ -41,7 +41,7 @@ from symfonic.services.sign_ins import SignIn
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql, sql_accounts
 from symfonic.stores.sql_tasks import SQLiteTasks, announce_pause
-from symfonic.stores.sqlite_writes import GroupedWrites
+from symfonic.stores.sqlite_writes import GroupedWrites, store_error
 
 T = TypeVar("T")
 INLINE_ROWS = 256
@@ -285,15 +285,13 @@ class SQLiteStore(SQLiteTasks):
         try:
             return work(self._reader)
         except sqlite3.Error as error:
-            raise StoreError(f"SQLite failed: {error}") from error
+            raise store_error(error) from error
 
     async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         return await self._writes.write(work)
 
     def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the SQLite store {self.path} is closed")
-        return self._conn
+        return self._writes.connection()
 
     async def _call(self, work: Callable[[], T]) -> T:
         return await self._writes.call(work)

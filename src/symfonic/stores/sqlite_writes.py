@@ -111,7 +111,7 @@ class GroupedWrites:
         unless every one failed. Raises only what concerns the whole group. ``None`` when the
         lock is taken and the caller may not wait (the loop); a waiting caller (the thread,
         under ``busy_timeout``) gets a :class:`StoreError` once it waited long enough."""
-        conn = self._connection()
+        conn = self.connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
@@ -146,7 +146,8 @@ class GroupedWrites:
             if (still := self._opened()) is not None:  # not closed by the work
                 still.execute("PRAGMA busy_timeout = 0")
 
-    def _connection(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
+        """The writing connection; :class:`StoreError` once the store is closed."""
         conn = self._opened()
         if conn is None:
             raise StoreError(f"the SQLite store {self._name} is closed")
