@@ -115,7 +115,7 @@ class GroupedWrites:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
-            if error.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:  # BUSY_RECOVERY etc. too
                 raise
             if waiting:
                 raise StoreError(f"SQLite's write lock stayed taken: {error}") from error
