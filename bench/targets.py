@@ -161,7 +161,13 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 + (" Each host that has not read the session before fetches and decodes all of "
                    "it: the pausing host to show it to the model, the resuming host again."
                    if system == COLD else "")
-                + f" About {growth * 1e6 / (reads * 5000):.1f} us per message read.")
+                + f" About {growth * 1e6 / (reads * 5000):.1f} us per message read."
+                + (" Decoding is under its target (the decoding rows above); what is left is "
+                   "fetching 5,000 rows, each a row of the driver's. What would move it: storing "
+                   "a turn segment's messages as one row (a transcript of 5,000 messages is then "
+                   "a few hundred rows), or not reading the whole session on a host that resumes "
+                   "(a provider's server-side conversation, where the model accepts one)."
+                   if system == COLD else ""))
         if any(("round trip", backend, 0, system) in missed for system in (SYMFONIC, COLD)):
             parts = shares(SYMFONIC, 0, backend)
             theirs = shares("langgraph-sync", 0, backend)
@@ -190,7 +196,16 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                          f"time in its graph engine, {theirs.get(MESSAGES, 0):.0%} on message "
                          f"objects and {theirs.get(THREADS, 0):.0%} waiting for its checkpoint "
                          f"writes")
-            notes.append(text + ".")
+            notes.append(text + ". The 3 commits are the design's floor: a resume's claim must "
+                         "be durable before any tool runs, or a crash could run the rest twice. "
+                         "What would move the rest: "
+                         + ("nothing large is left on SQLite's side; each store call is one "
+                            "statement on the loop, and the remainder is the runtime's own "
+                            "0.3 ms." if backend == "sqlite" else
+                            "fewer round trips to the server: the resume's three reads (ledger "
+                            "row, turn state, new transcript rows) in one pipelined round trip, "
+                            "and the pause's read folded into its write, 7 driver calls a cycle "
+                            "down to about 4."))
     for backend in ("sqlite", "postgres"):
         if ("bytes", backend) in missed:
             notes.append(
@@ -199,7 +214,10 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 f"pauses by expiry, claimed ones by lease): a pause adds an entry, its claim moves "
                 f"it, its outcome removes it, 4 more pages of SQLite's 4 KiB per pause + resume. "
                 f"They are what lets a sweep of a ledger of 1,000,000 pauses find its rows without "
-                f"holding the write lock for a table scan (the ledger-size part).")
+                f"holding the write lock for a table scan (the ledger-size part). What would move "
+                f"it: a WITHOUT ROWID ledger keyed by its id, so the table is its primary index "
+                f"and each write touches one b-tree fewer; kept as is, since 94x is the price of "
+                f"sweeps that never block a pause.")
     grown = {backend: cells[5000][SYMFONIC]["pause_p50"] - cells[0][SYMFONIC]["pause_p50"]
              for backend, cells in results.latency.items() if ("warm pause", backend) in missed}
     if grown:
@@ -213,7 +231,10 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
             "tuple), the pause's write +89 us (a deeper index); the remaining ~0.3 ms is spread "
             "over the same Python calls as at history 0 (the call count does not change), each "
             "slower with a heap holding hundreds of thousands of cached messages: not attributed "
-            "to one place yet.")
+            "to one place yet. What would move it: a cached transcript that is shared rather than "
+            "copied when it grows (a persistent sequence), and cached messages kept outside the "
+            "garbage collector's walk (frozen with gc.freeze, or held as encoded bytes and "
+            "decoded on use).")
     for backend, by_system in results.concurrency_cpu.items():
         if ("scaling", backend) not in missed and ("throughput", backend) not in missed:
             continue
@@ -226,7 +247,10 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 f"of one core, against {ms(results.runtime_cpu or math.nan)} ms for the same "
                 f"cycle over the in-memory store: the rest is the database driver's per-call "
                 f"work, in one process whose Python runs on one core at a time, while the "
-                f"database uses the other of the machine's 2 cores.")
+                f"database uses the other of the machine's 2 cores. What would move it: fewer "
+                f"driver calls per cycle (the resume's reads pipelined into one round trip, "
+                f"the pause's read folded into its write: 7 calls down to about 4), or serving "
+                f"from more than one process, which this target, one process, does not count.")
     if ("floor", "sqlite") in missed and 0 in results.latency.get("sqlite", {}):
         pause = results.latency["sqlite"][0][SYMFONIC]["pause_p50"]
         own = ("" if results.runtime_only is None else
@@ -237,5 +261,8 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
             f"- **Pause vs floor (SQLite).** The pause is one commit, like the floor, plus reading "
             f"the session, the model call, the pause stage and signing the token: "
             f"{ms(pause - floors['sqlite'])} ms above the floor.{own} That fixed cost is what "
-            f"the ratio measures; a faster disk makes the ratio worse, not better.")
+            f"the ratio measures; a faster disk makes the ratio worse, not better. What would "
+            f"move it: skipping the transcript read on a host whose cache already holds the "
+            f"session (trusting the cache's position, checked by the write's conditional "
+            f"append instead of a read before it).")
     return "\n".join(notes) + "\n"

@@ -17,7 +17,7 @@ import symfonic
 from symfonic import errors
 from symfonic.errors import SymfonicError
 
-SIGNALS = {"InvocationPaused"}
+SIGNALS = {"InvocationPaused", "ToolInputRequired"}
 """Control-flow signals: they steer the kernel and are never errors (see STYLE: two families)."""
 TRANSPORT_ONLY = {"Refusal", "DeliveryFailed", "TelemetryExtraMissing"}
 """Errors of modules that need an extra; importable from their transport, not from symfonic."""

@@ -10,6 +10,7 @@ the same agent; it is not part of the public API.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -31,7 +32,7 @@ from symfonic.kernel.plan import Capability, Plan, Services, compile_plan
 from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import Tool
+from symfonic.kernel.tooling import Tool, Toolset
 from symfonic.platform.continuation import ContinuationUnavailable
 from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail
 
@@ -61,6 +62,9 @@ class AgentSpec:
     instructions: str = ""
     output_type: type[BaseModel] | None = None
     tools: Sequence[Tool] = ()
+    toolsets: Sequence[Toolset] = ()
+    """Tools that live elsewhere (``symfonic.mcp.MCPServerStdio``, ``MCPServerHTTP``), listed
+    when a run starts; the pin names where they come from, not what they list."""
     capabilities: Sequence[Capability] = ()
     max_rounds: int = 16
     turn_timeout: float | None = None
@@ -94,6 +98,7 @@ class AgentSpec:
             "max_rounds": self.max_rounds,
             "tools": [[t.schema.name, t.schema.description, t.schema.parameters]
                       for t in self.tools],
+            **({"toolsets": [t.describe() for t in self.toolsets]} if self.toolsets else {}),
             "capabilities": [_describe(c) for c in self.capabilities],
             "output": None if self.output is None else self.output.schema,
         }
@@ -102,6 +107,11 @@ class AgentSpec:
 
     def accepts_pin(self, pin: str) -> bool:
         return pin == self.pin or pin in self.compatible_with
+
+    async def listed_tools(self) -> list[Tool]:
+        """The agent's own tools and its toolsets' as they are listed now (cached by each)."""
+        listings = await asyncio.gather(*(toolset.list_tools() for toolset in self.toolsets))
+        return [*self.tools, *(tool for listing in listings for tool in listing)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -248,7 +258,7 @@ class Agent:
         run_id = run_id or uuid.uuid4().hex
         request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,
                               thread_id=session_id, scope=self.scope)
-        turn = prepare_turn(self, request)
+        turn = prepare_turn(self, request, tools=await self.spec.listed_tools())
         async for event in turn.events(history, [*healing, *new_input], finalize=self._store_turn):
             yield event
 
@@ -275,7 +285,9 @@ class Agent:
                 logger.warning("the failed turn's messages were not kept: %s", failed)
 
     async def close(self) -> None:
-        """Release what the agent holds; the host owns shared stores and closes them itself."""
+        """Release what the agent holds (its toolsets' connections, which reopen when used
+        again); the host owns shared stores and closes them itself."""
+        await asyncio.gather(*(toolset.close() for toolset in self.spec.toolsets))
 
 
 class PreparedTurn:
@@ -309,9 +321,10 @@ class PreparedTurn:
                                             request=request, continues=request.continues_trace)
 
 
-def prepare_turn(agent: Agent, request: TurnRequest,
-                 resumed_from: str | None = None) -> PreparedTurn:
-    """Compile ``agent``'s plan for the run ``request`` (``resumed_from``: the pause it resumes).
+def prepare_turn(agent: Agent, request: TurnRequest, resumed_from: str | None = None, *,
+                 tools: Sequence[Tool] | None = None) -> PreparedTurn:
+    """Compile ``agent``'s plan for the run ``request`` (``resumed_from``: the pause it resumes;
+    ``tools``: :meth:`AgentSpec.listed_tools`, needed when the agent has toolsets).
 
     The plan is compiled per run, so capabilities bind to this run's facts and nothing earlier.
 
@@ -319,7 +332,10 @@ def prepare_turn(agent: Agent, request: TurnRequest,
         Exception: whatever compiling the plan raises; nothing has run.
     """
     services = agent._runtime.services(agent.spec, request, resumed_from)
-    plan = compile_plan(agent.spec.tools, agent.spec.capabilities, request, services)
+    if tools is None and agent.spec.toolsets:
+        raise ValueError("an agent with toolsets is prepared with its listed tools")
+    plan = compile_plan(agent.spec.tools if tools is None else tools, agent.spec.capabilities,
+                        request, services)
     return PreparedTurn(agent, request, plan)
 
 

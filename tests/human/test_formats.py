@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from symfonic.kernel.messages import Usage
-from symfonic.kernel.stages import AnsweredCall, ApprovedCall
+from symfonic.kernel.stages import AnsweredCall, ApprovedCall, ContinuedCall
 from symfonic.services.turn_state import FORMAT_VERSION, TurnState, TurnStateFormatError
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "turn_state"
@@ -25,6 +25,13 @@ def test_every_golden_turn_state_still_loads_and_round_trips(version: int) -> No
         input_tokens=120, output_tokens=30, cached_tokens=100, reasoning_tokens=12))
     assert state.trace_parent == (None if version < 3 else
                                   "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    assert state.call_state == (None if version < 4 else
+                                {"request_state": "opaque-7f3a", "keys": ["confirm"]})
+    if version >= 4:
+        assert state.resolved["continued"] == ContinuedCall(
+            call_id="continued", arguments={"city": "Oslo"},
+            continuation={"answer": {"confirm": True},
+                          "state": {"request_state": "opaque-1", "keys": ["confirm"]}})
     if version == FORMAT_VERSION:
         assert state.to_dict() == stored
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-InterruptKind = Literal["ask_user", "interrupt"]
+InterruptKind = Literal["ask_user", "interrupt", "tool_input", "mcp_input"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,7 +21,9 @@ class PendingInterrupt:
     Attributes:
         name: The interaction asked for: ``ask_user``, a declared interrupt, or the name of a tool
             that waits for approval.
-        kind: ``"ask_user"`` for the free-form question, ``"interrupt"`` for everything else.
+        kind: ``"ask_user"`` for the free-form question; ``"tool_input"`` (``"mcp_input"`` for an
+            MCP server's ``input_required``) when a running tool asked for input; ``"interrupt"``
+            for everything else.
         payload: The question as stored, stamped with the interrupt name, schema version and
             issue time.
         token: The signed handle a person (or a transport) gives back to resume the turn.

@@ -8,13 +8,14 @@ handful of object constructions, far cheaper than the model call that follows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from symfonic.errors import SymfonicError
-from symfonic.kernel.stages import Stage, TurnRequest
-from symfonic.kernel.tooling import Tool
+from symfonic.kernel.messages import ToolCall
+from symfonic.kernel.stages import Stage, StageContext, TurnRequest
+from symfonic.kernel.tooling import Tool, ToolInputRequired
 
 T = TypeVar("T")
 
@@ -56,6 +57,11 @@ class RunEnvironment:
     services: Services = field(default_factory=Services)
 
 
+ToolInputHandler = Callable[[StageContext, ToolCall, ToolInputRequired], Awaitable[str]]
+"""Pauses the run for a tool that asked for input mid-call (raises ``InvocationPaused``), or
+declines with the reason the model is told (the call then ends as a tool error)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Contribution:
     """What a capability adds to a run: tools the model sees, and stages before execution."""
@@ -64,6 +70,8 @@ class Contribution:
     stages: Sequence[Stage] = ()
     replaces: Sequence[Tool] = ()
     """Tools that stand in for the agent's own tool of the same name (an approval gate)."""
+    tool_input: ToolInputHandler | None = None
+    """How a tool's request for input (:class:`ToolInputRequired`) becomes a pause."""
 
 
 class Capability(Protocol):
@@ -78,6 +86,7 @@ class DuplicateToolName(SymfonicError, ValueError):
 class Plan:
     tools: Mapping[str, Tool]
     stages: tuple[Stage, ...]
+    tool_input: ToolInputHandler | None = None
 
 
 def compile_plan(
@@ -93,8 +102,13 @@ def compile_plan(
     environment = RunEnvironment(request=request, tools=dict(own), services=services)
     merged = dict(own)
     stages: list[Stage] = []
+    tool_input: ToolInputHandler | None = None
     for capability in capabilities:
         contribution = capability.contribute(environment)
+        if contribution.tool_input is not None:
+            if tool_input is not None:
+                raise ValueError("two capabilities offer to pause for a tool's input; keep one")
+            tool_input = contribution.tool_input
         for tool in contribution.tools:
             _add(merged, tool)
         for tool in contribution.replaces:
@@ -102,7 +116,7 @@ def compile_plan(
                 raise KeyError(f"a capability gates {tool.schema.name!r}, which is no tool")
             merged[tool.schema.name] = tool
         stages.extend(contribution.stages)
-    return Plan(tools=merged, stages=tuple(stages))
+    return Plan(tools=merged, stages=tuple(stages), tool_input=tool_input)
 
 
 def _add(registry: dict[str, Tool], tool: Tool) -> None:

@@ -32,12 +32,13 @@ from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import (
     AnsweredCall,
     ApprovedCall,
+    ContinuedCall,
     Resolution,
     StageContext,
     TurnRequest,
     run_stages,
 )
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation
+from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInputRequired, ToolInvocation
 
 logger = logging.getLogger("symfonic.kernel")
 T = TypeVar("T")
@@ -201,12 +202,37 @@ class InvocationRunner:
             )
             results = await self._bounded(run_stages(self._plan.stages, context))
             notes = tuple(result.reason for result in results if not result.changed)
-            for call in calls:
-                content, is_error = await self._bounded(
-                    self._settle(call, resolved.get(call.id), notes))
+            for index, call in enumerate(calls):
+                try:
+                    content, is_error = await self._bounded(
+                        self._settle(call, resolved.get(call.id), notes))
+                except ToolInputRequired as asked:
+                    content = await self._bounded(self._ask(calls[index:], resolved, asked))
+                    is_error = True
                 self._messages.append(Message("tool", content, tool_call_id=call.id))
                 yield ToolCallCompleted(run_id=run_id, call_id=call.id, name=call.name,
                                         result=content, is_error=is_error)
+
+    async def _ask(self, rest: tuple[ToolCall, ...], resolved: Mapping[str, Resolution],
+                   asked: ToolInputRequired) -> str:
+        """Pause for the input ``rest[0]`` asked for mid-call; the error the model reads when the
+        plan cannot pause (no capability offers to, or it declined).
+
+        The pause stores the round from the asking call on: the calls before it finished and their
+        results are already in the transcript (a resumed segment has even stored them), so the
+        resumed round must neither repeat them nor drop the calls after it.
+        """
+        call = rest[0]
+        handler = self._plan.tool_input
+        why = "this agent has no capability that pauses for a person"
+        if handler is not None:
+            context = StageContext(
+                request=self._request, requests=(call,), round=rest,
+                resolved={cid: r for cid, r in resolved.items() if any(c.id == cid for c in rest)},
+                transcript_position=self._stored, unsaved=self.unsaved, usage=self._usage)
+            why = await handler(context, call, asked)
+        return (f"Error: tool {call.name!r} needs a person's input ({asked}), and the turn could "
+                f"not pause to ask: {why}")
 
     async def _bounded(self, work: Awaitable[T]) -> T:
         """``work``, within the turn's deadline when it has one.
@@ -264,14 +290,19 @@ class InvocationRunner:
             known = ", ".join(sorted(self._plan.tools)) or "none"
             return f"Error: there is no tool named {call.name!r}. Available tools: {known}.", True
         arguments = call.arguments
-        if isinstance(resolution, ApprovedCall):
+        if isinstance(resolution, ApprovedCall | ContinuedCall):
             arguments = resolution.arguments
-        invocation = ToolInvocation(request=self._request, call_id=call.id, stage_notes=notes,
-                                    approved=isinstance(resolution, ApprovedCall),
-                                    idempotency_key=f"{self._request.root_run_id}:{call.id}")
+        # A continued call was let through before it asked (approved, if it is gated).
+        invocation = ToolInvocation(
+            request=self._request, call_id=call.id, stage_notes=notes,
+            approved=isinstance(resolution, ApprovedCall | ContinuedCall),
+            idempotency_key=f"{self._request.root_run_id}:{call.id}",
+            continuation=resolution.continuation if isinstance(resolution, ContinuedCall) else None)
         self._tools_started += 1
         try:
             return await tool.invoke(dict(arguments), invocation), False
+        except ToolInputRequired:
+            raise  # a signal for the round, not the tool's failure
         except ToolArgumentsInvalid as invalid:
             return f"Error: invalid arguments for {call.name!r}: {invalid}", True
         except Exception as error:  # the model is told what went wrong; the run goes on

@@ -63,7 +63,24 @@ class AnsweredCall:
     kind: Literal["answered"] = "answered"
 
 
-Resolution = ApprovedCall | AnsweredCall
+@dataclass(frozen=True, kw_only=True)
+class ContinuedCall:
+    """A call that ran, stopped to ask for input (:class:`~symfonic.kernel.tooling.ToolInputRequired`)
+    and is now finished with the answer: invoked again with ``continuation``.
+
+    Attributes:
+        arguments: The arguments the call ran with (a person's edit included).
+        continuation: ``{"state": ..., "answer": ...}``, handed to the tool as
+            :attr:`~symfonic.kernel.tooling.ToolInvocation.continuation`.
+    """
+
+    call_id: str
+    arguments: dict[str, Any]
+    continuation: dict[str, Any]
+    kind: Literal["continued"] = "continued"
+
+
+Resolution = ApprovedCall | AnsweredCall | ContinuedCall
 
 
 @dataclass(kw_only=True)

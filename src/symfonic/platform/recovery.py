@@ -23,18 +23,20 @@ from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.kernel.runner import RoundResume
-from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
+from symfonic.kernel.stages import AnsweredCall, ApprovedCall, ContinuedCall, Resolution
+from symfonic.kernel.tooling import Tool
 from symfonic.services.turn_state import TurnState, resolution_from_dict
 
 INTERRUPTED = ("Error: this call was interrupted (the process running it stopped) and it may or "
                "may not have run. Check its effect before calling it again.")
 
 
-def recovered_round(agent: Agent, state: TurnState, paused_call: ToolCall,
+def recovered_round(agent: Agent, listed: Sequence[Tool], state: TurnState, paused_call: ToolCall,
                     decision: dict[str, Any] | None, history: Sequence[Message]) -> RoundResume:
     """The round to finish: its calls still without a result, and what is decided for each.
 
     Args:
+        listed: The agent's tools, its toolsets' included (:meth:`AgentSpec.listed_tools`).
         state: The paused turn's state (its round, earlier decisions, usage before the pause).
         paused_call: The call the pause was for.
         decision: The person's answer as the claim stored it (None when the claim predates it).
@@ -49,8 +51,8 @@ def recovered_round(agent: Agent, state: TurnState, paused_call: ToolCall,
         if decision is not None:
             resolved[paused_call.id] = resolution_from_dict(decision)
     remaining = [call for call in calls if call.id not in answered]
-    tools = {t.schema.name: t for t in agent.spec.tools}
-    registered = interactions(agent)  # approvals too: unanswered, they pause
+    tools = {t.schema.name: t for t in listed}
+    registered = interactions(agent, listed)  # approvals too: unanswered, they pause
     for call in remaining:
         resolution = resolved.get(call.id)
         if isinstance(resolution, AnsweredCall):
@@ -59,8 +61,8 @@ def recovered_round(agent: Agent, state: TurnState, paused_call: ToolCall,
             continue  # not asked yet (a question, an approval): the pause stage asks it
         if not getattr(tools.get(call.name), "idempotent", False):
             resolved[call.id] = AnsweredCall(call_id=call.id, content=INTERRUPTED, is_error=True)
-        elif isinstance(resolution, ApprovedCall):
-            resolved[call.id] = resolution  # runs again, approved, with the same key
+        elif isinstance(resolution, ApprovedCall | ContinuedCall):
+            resolved[call.id] = resolution  # runs again, as decided, with the same key
         break  # only the first call that runs a tool can have been caught half-way
     return RoundResume(round=tuple(remaining),
                        resolved={c.id: resolved[c.id] for c in remaining if c.id in resolved},
@@ -75,10 +77,11 @@ def _last_round(history: Sequence[Message], paused_at: int) -> int:
     raise LookupError(f"no round at or after position {paused_at - 1} in the stored transcript")
 
 
-def interactions(agent: Agent) -> dict[str, InteractionSpec]:
+def interactions(agent: Agent, listed: Sequence[Tool] | None = None) -> dict[str, InteractionSpec]:
     """Every interaction the agent's definition registers (questions, interrupts, approvals),
-    by name, as its human capabilities declare them for its tools."""
-    tools = {t.schema.name: t for t in agent.spec.tools}
+    by name, as its human capabilities declare them for its tools (``listed``: its toolsets'
+    included; its own alone when None)."""
+    tools = {t.schema.name: t for t in (agent.spec.tools if listed is None else listed)}
     found: dict[str, InteractionSpec] = {}
     for capability in agent.spec.capabilities:
         if isinstance(capability, HumanInteraction):

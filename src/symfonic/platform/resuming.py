@@ -20,16 +20,19 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from symfonic.agent import Agent, RunOutcome, collect, prepare_turn
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
-from symfonic.capabilities.human.typed_interrupts import InteractionSpec
+from symfonic.capabilities.human.tool_input import INPUT_KINDS
+from symfonic.capabilities.human.typed_interrupts import InteractionSpec, tool_input_spec
 from symfonic.capabilities.human.typed_projection import project
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
+from symfonic.kernel.tooling import Tool
 from symfonic.observability import measures
 from symfonic.platform.claimed import DEFAULT_LEASE, ClaimedStream, ClaimedTurn
 from symfonic.platform.continuation import (
@@ -144,6 +147,9 @@ class LedgerContinuation:
         None when this host does not serve that agent or its definition no longer declares the
         interaction; the ticket's ``answer_schema`` (stored with the pause) still holds then.
         """
+        if ticket.kind in INPUT_KINDS:  # the tool's own schema, stored with the pause
+            return tool_input_spec(ticket.name, ticket.answer_schema or {}, timedelta(0),
+                                   INPUT_KINDS[ticket.kind])
         try:
             agent = self._agent_for(ticket.agent, ticket.scope)
             return interaction_spec(agent, ticket.name)
@@ -201,12 +207,14 @@ class LedgerContinuation:
         if record.status != "outstanding":
             refuse(record, self._clock())
         state, call = paused_call(claims, state, scope)
-        spec = interaction_spec(agent, record.name)
-        decision = project(spec, call, spec.check_answer(answer))
+        tools = await agent.spec.listed_tools()
+        spec = answer_spec(agent, record, tools)
+        decision = project(spec, call, spec.check_answer(answer), call_state=state.call_state,
+                           earlier=state.resolved.get(call.id))
         request = TurnRequest(run_id=run_id or uuid.uuid4().hex, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
                               resumed_from=claims.jti, continues_trace=state.trace_parent)
-        turn = prepare_turn(agent, request, resumed_from=claims.jti)
+        turn = prepare_turn(agent, request, resumed_from=claims.jti, tools=tools)
 
         # The history up to the pause was committed with it and can never change, so it is read
         # while the claim commits; nothing of the turn runs unless the claim is won.
@@ -307,6 +315,7 @@ class LedgerContinuation:
         refuse_unless_interrupted(record, now)
         state, call = paused_call(claims, state, scope)
         stored = await self._transcripts.load(scope, state.session_id)
+        tools = await agent.spec.listed_tools()
         if replay and recovered_from is None:
             if record.decision is None:  # a resume's claim stores its decision: never so
                 raise RecoveryRefused(f"pause {claims.jti} holds no decision", status="interrupted")
@@ -318,11 +327,11 @@ class LedgerContinuation:
                 raise RecoveryRefused(f"pause {claims.jti}'s turn moved on since this recovery "
                                       "started: recover it again", status="interrupted")
             history = stored[:recovered_from]
-            resume = recovered_round(agent, state, call, record.decision, history)
+            resume = recovered_round(agent, tools, state, call, record.decision, history)
         request = TurnRequest(run_id=run_id, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
                               resumed_from=claims.jti, continues_trace=state.trace_parent)
-        turn = prepare_turn(agent, request, resumed_from=claims.jti)
+        turn = prepare_turn(agent, request, resumed_from=claims.jti, tools=tools)
         claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
         if not claim.won:
             refuse(claim.record, now) if claim.record else unknown(claims.jti)
@@ -354,13 +363,23 @@ def reachable() -> Iterator[None]:
         raise ContinuationUnavailable(f"the store is unreachable: {down}") from down
 
 
-def interaction_spec(agent: Agent, name: str) -> InteractionSpec:
-    """The interaction ``name`` as the serving definition declares it.
+def answer_spec(agent: Agent, record: PauseRecord, tools: Sequence[Tool]) -> InteractionSpec:
+    """What the answer to ``record`` must be: a tool's input request carries its own schema (stored
+    with the pause), anything else is as the serving definition declares it."""
+    if record.kind in INPUT_KINDS:
+        return tool_input_spec(record.name, record.answer_schema or {}, timedelta(0),
+                               INPUT_KINDS[record.kind])
+    return interaction_spec(agent, record.name, tools)
+
+
+def interaction_spec(agent: Agent, name: str, tools: Sequence[Tool] | None = None) -> InteractionSpec:
+    """The interaction ``name`` as the serving definition declares it (for its ``tools``, the
+    toolsets' included; its own alone when None).
 
     Raises:
         IncompatibleDefinition: the definition no longer declares it.
     """
-    spec = interactions(agent).get(name)
+    spec = interactions(agent, tools).get(name)
     if spec is None:
         raise IncompatibleDefinition(f"(a definition with {name!r})", agent.spec.pin)
     return spec

@@ -30,7 +30,7 @@ class LedgerTicket:
         question: What the turn stopped to ask (for an approval: the call's arguments).
         agent: The name of the agent that paused.
         name: The interaction asked for: ``ask_user``, an interrupt, or the gated tool's name.
-        kind: ``ask_user`` or ``interrupt``.
+        kind: ``ask_user``, ``interrupt``, or ``tool_input`` / ``mcp_input`` (a tool asked mid-call).
         status: ``outstanding`` while answerable; otherwise what became of it.
         answer_schema: The JSON schema an answer must satisfy.
         outcome: The recorded outcome of the resume, once finished.

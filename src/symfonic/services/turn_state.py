@@ -15,6 +15,9 @@ Versions:
     3: adds ``trace_parent``, the W3C trace context of the segment that paused, written only when
        there is one (a traced process), so an untraced pause writes what version 2 wrote but for
        the number.
+    4: adds ``call_state``, what a tool that stopped mid-call for input (an MCP server's
+       ``requestState``) needs to finish the call, written only for such a pause; and the
+       ``continued`` resolution kind.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ from typing import Any
 
 from symfonic.kernel.messages import ToolCall, Usage
 from symfonic.kernel.scope import Scope
-from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
+from symfonic.kernel.stages import AnsweredCall, ApprovedCall, ContinuedCall, Resolution
 from symfonic.services.conversation import StoredFormatError
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 class TurnStateFormatError(StoredFormatError):
@@ -47,6 +50,8 @@ class TurnState:
         usage: Tokens the turn consumed before the pause, carried into the resumed run's total.
         trace_parent: The ``traceparent`` of the span of the segment that paused; the resuming
             segment's span links to it. Never a secret: trace and span ids only.
+        call_state: For a pause a tool asked for mid-call, the state it raised with; the resumed
+            call gets it back with the answer.
     """
 
     checkpoint_id: str
@@ -61,9 +66,13 @@ class TurnState:
     resolved: dict[str, Resolution] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     trace_parent: str | None = None
+    call_state: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        traced = {} if self.trace_parent is None else {"trace_parent": self.trace_parent}
+        traced: dict[str, Any] = {} if self.trace_parent is None else {
+            "trace_parent": self.trace_parent}
+        if self.call_state is not None:
+            traced["call_state"] = self.call_state
         return {
             **traced,
             "format": FORMAT_VERSION,
@@ -100,6 +109,7 @@ class TurnState:
                 resolved={cid: resolution_from_dict(r) for cid, r in data["resolved"].items()},
                 usage=Usage.from_dict(data["usage"]) if version >= 2 else Usage(),
                 trace_parent=str(data["trace_parent"]) if data.get("trace_parent") else None,
+                call_state=dict(data["call_state"]) if data.get("call_state") is not None else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as damaged:
             raise TurnStateFormatError(f"damaged turn state: {damaged!r}") from damaged
@@ -109,6 +119,9 @@ def resolution_to_dict(resolution: Resolution) -> dict[str, Any]:
     if isinstance(resolution, ApprovedCall):
         return {"kind": "approved", "call_id": resolution.call_id,
                 "arguments": resolution.arguments}
+    if isinstance(resolution, ContinuedCall):
+        return {"kind": "continued", "call_id": resolution.call_id,
+                "arguments": resolution.arguments, "continuation": resolution.continuation}
     return {"kind": "answered", "call_id": resolution.call_id, "content": resolution.content,
             "is_error": resolution.is_error}
 
@@ -116,6 +129,9 @@ def resolution_to_dict(resolution: Resolution) -> dict[str, Any]:
 def resolution_from_dict(data: dict[str, Any]) -> Resolution:
     if data["kind"] == "approved":
         return ApprovedCall(call_id=data["call_id"], arguments=dict(data["arguments"]))
+    if data["kind"] == "continued":
+        return ContinuedCall(call_id=data["call_id"], arguments=dict(data["arguments"]),
+                             continuation=dict(data["continuation"]))
     if data["kind"] == "answered":
         return AnsweredCall(call_id=data["call_id"], content=str(data["content"]),
                             is_error=bool(data.get("is_error", False)))

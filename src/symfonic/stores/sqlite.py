@@ -262,6 +262,9 @@ class SQLiteStore(SQLiteTasks):
         return int(await self._write(lambda c: c.execute(sql_accounts.PRUNE_SIGN_INS, (now,)).rowcount))
 
     async def close(self) -> None:
+        if self._conn is None and self._reader is None:
+            return  # closed already (a host closed twice, by hand and by its context)
+
         def shut() -> None:
             for conn in (self._conn, self._reader):
                 if conn is not None:

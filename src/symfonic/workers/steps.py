@@ -31,10 +31,10 @@ from dbos import DBOS
 from symfonic.agent import AgentSpec
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
 from symfonic.kernel.model import Model, OutputSpec, complete, stream_of
-from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema, WrappedTool
+from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema, Toolset, WrappedTool
 from symfonic.platform.recovery import INTERRUPTED
 
-__all__ = ["StepModel", "StepTool", "durable_spec"]
+__all__ = ["StepModel", "StepTool", "StepToolset", "durable_spec"]
 
 
 def durable_spec(spec: AgentSpec) -> AgentSpec:
@@ -43,7 +43,8 @@ def durable_spec(spec: AgentSpec) -> AgentSpec:
     if isinstance(model, StepModel):
         return spec
     return dataclasses.replace(spec, model=StepModel(model),
-                               tools=[StepTool(tool) for tool in spec.tools])
+                               tools=[StepTool(tool) for tool in spec.tools],
+                               toolsets=[StepToolset(toolset) for toolset in spec.toolsets])
 
 
 def _in_workflow() -> bool:
@@ -102,3 +103,24 @@ class StepTool(WrappedTool):
             return await self.tool.invoke(arguments, invocation)
 
         return await DBOS.run_step_async({"name": "symfonic.tool_run"}, run)
+
+
+class StepToolset:
+    """A toolset whose tools are :class:`StepTool` s: an MCP server's calls, inside a workflow,
+    run at most once across replays like the agent's own."""
+
+    def __init__(self, toolset: Toolset) -> None:
+        self.toolset = toolset
+        self._wrapped: dict[int, StepTool] = {}
+
+    async def list_tools(self) -> Sequence[Tool]:
+        listed = await self.toolset.list_tools()
+        # The same wrapper while the listing is the same: capabilities cache by the tools' ids.
+        self._wrapped = {id(tool): self._wrapped.get(id(tool)) or StepTool(tool) for tool in listed}
+        return list(self._wrapped.values())
+
+    def describe(self) -> dict[str, Any]:
+        return self.toolset.describe()
+
+    async def close(self) -> None:
+        await self.toolset.close()

@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from symfonic import observability
@@ -94,29 +95,41 @@ def unwired(environment: RunEnvironment) -> PauseWiring:
 class HumanInteractionCapability:
     """The run-bound capability: validates, stores and reports one pause."""
 
-    def __init__(self, specs: Mapping[str, InteractionSpec], wiring: PauseWiring) -> None:
+    def __init__(self, specs: Mapping[str, InteractionSpec], wiring: PauseWiring,
+                 ttl: timedelta = timedelta(hours=24)) -> None:
         self._specs = specs
         self._wiring = wiring
+        self._ttl = ttl
 
     def names(self) -> frozenset[str]:
         return frozenset(self._specs)
 
-    def stamp(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    @property
+    def ttl(self) -> timedelta:
+        """How long a pause lives when its interaction sets nothing (a tool's input request)."""
+        return self._ttl
+
+    def stamp(self, name: str, payload: dict[str, Any],
+              spec: InteractionSpec | None = None) -> dict[str, Any]:
         """The stored shape of a question: who asked what, in which schema version, when."""
-        return {"interrupt": name, "schema_version": self._specs[name].schema_version,
+        version = (spec or self._specs[name]).schema_version
+        return {"interrupt": name, "schema_version": version,
                 "issued_at": self._wiring.clock(), "question": payload}
 
     async def pause(self, *, pin: Any, scope: Any, run_id: str, root_run_id: str,
                     session_id: str, thread_id: str, payload: dict[str, Any], name: str,
                     tool_call_id: str, checkpoint_id: str | None,
-                    turn_state: TurnDraft) -> PauseEvent:
+                    turn_state: TurnDraft, spec: InteractionSpec | None = None) -> PauseEvent:
         """Store the pause and report whether it is resumable.
+
+        ``spec`` is the interaction when it is not one of the registered (a tool's input request,
+        whose schema is the tool's own).
 
         Raises:
             HumanInteractionError: the model's question does not fit, or no checkpoint can be
                 named; nothing was written.
         """
-        spec = self._specs[name]
+        spec = spec or self._specs[name]
         question = spec.check_question(dict(payload.get("question") or {}))
         payload = {**payload, "question": question}
         if checkpoint_id is None:
@@ -148,7 +161,8 @@ class HumanInteractionCapability:
             thread_id=claims.thread, run_id=claims.run, root_run_id=claims.root_run,
             transcript_position=draft.transcript_position + len(draft.unsaved),
             round=draft.round, paused_call_id=claims.tool_call_id, resolved=draft.resolved,
-            usage=draft.usage, trace_parent=observability.current_trace_parent())
+            usage=draft.usage, trace_parent=observability.current_trace_parent(),
+            call_state=draft.call_state)
         record = PauseRecord(
             jti=claims.jti, scope=scope, run_id=claims.run, root_run_id=claims.root_run,
             session_id=claims.session, thread_id=claims.thread, checkpoint_id=claims.checkpoint,

@@ -16,7 +16,7 @@ binding) is :mod:`~symfonic.capabilities.human.capability`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -27,6 +27,7 @@ from symfonic.capabilities.human.capability import (
     unwired,
 )
 from symfonic.capabilities.human.pausing import pause_handler
+from symfonic.capabilities.human.tool_input import tool_input_handler
 from symfonic.capabilities.human.typed_interrupts import (
     InteractionSpec,
     Interrupt,
@@ -45,13 +46,15 @@ class HumanInteraction:
     Attributes:
         ttl: The default lifetime of a pause; an :class:`Interrupt` may set its own.
         ask_user: Offer the free-form ``ask_user`` tool.
-        approvals: Names of the agent's tools that wait for a person's approval before running.
+        approvals: The agent's tools that wait for a person's approval before running: a name,
+            or a predicate given each tool (its own and its toolsets', e.g. an MCP server's
+            ``lambda tool: tool.schema.name.startswith("github_")``) that says which.
         interrupts: Typed interactions the model may ask for.
     """
 
     ttl: timedelta = timedelta(hours=24)
     ask_user: bool = True
-    approvals: Sequence[str] = ()
+    approvals: Sequence[str | Callable[[Tool], bool]] = ()
     interrupts: Sequence[Interrupt] = ()
     _specs: dict[tuple[int, ...], dict[str, InteractionSpec]] = field(
         default_factory=dict, repr=False, compare=False)
@@ -67,29 +70,42 @@ class HumanInteraction:
                 cached[ask.name] = ask
             for interrupt in self.interrupts:
                 cached[interrupt.name] = typed_spec(interrupt, self.ttl)
-            for name in self.approvals:
-                if name not in tools:
-                    raise KeyError(f"approvals name {name!r}, which is not one of the agent's tools")
-                cached[name] = approval_spec(tools[name], self.ttl)
+            for approval in self.approvals:
+                if not isinstance(approval, str):
+                    cached.update({name: approval_spec(tool, self.ttl)
+                                   for name, tool in tools.items()
+                                   if name not in cached and approval(tool)})
+                elif approval not in tools:
+                    raise KeyError(f"approvals name {approval!r}, which is not one of the agent's "
+                                   "tools")
+                else:
+                    cached[approval] = approval_spec(tools[approval], self.ttl)
             self._specs[cache_key] = cached
         return cached
 
     def describe(self) -> dict[str, Any]:
         """A stable description for the agent definition's digest (the pause pin)."""
         return {"ttl": self.ttl.total_seconds(), "ask_user": self.ask_user,
-                "approvals": sorted(self.approvals),
+                "approvals": sorted(a if isinstance(a, str) else f"<{_named(a)}>"
+                                    for a in self.approvals),
                 "interrupts": {i.name: [i.schema_version, i.question.model_json_schema(),
                                         i.answer.model_json_schema()] for i in self.interrupts}}
 
     def contribute(self, environment: RunEnvironment) -> Contribution:
         specs = self.specs(environment.tools)
         wiring = environment.services.get(PAUSE_WIRING) or unwired(environment)
-        capability = HumanInteractionCapability(specs, wiring)
+        capability = HumanInteractionCapability(specs, wiring, self.ttl)
         return Contribution(
             tools=[InteractionTool(s) for s in specs.values() if s.purpose != "approval"],
             stages=[pause_handler(capability, wiring.binding, wiring.encode_token)],
             replaces=[ApprovalGate(s) for s in specs.values() if s.purpose == "approval"],
+            tool_input=tool_input_handler(capability, wiring.binding, wiring.encode_token),
         )
+
+
+def _named(predicate: Callable[[Tool], bool]) -> str:
+    """A predicate's name in the pin: its code cannot be described, its qualified name can."""
+    return f"{getattr(predicate, '__module__', '')}.{getattr(predicate, '__qualname__', '?')}"
 
 
 class InteractionTool:

@@ -26,7 +26,7 @@ from typing import Any
 
 from symfonic.capabilities.human.errors import HumanInteractionError
 from symfonic.capabilities.human.typed_interrupts import ASK_USER
-from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
+from symfonic.kernel.interrupts import InterruptKind, InvocationPaused, PendingInterrupt
 from symfonic.kernel.messages import Message, ToolCall, Usage
 from symfonic.kernel.stages import Resolution, StageContext, StageResult, no_change
 
@@ -65,6 +65,7 @@ class TurnDraft:
         transcript_position: Messages of the session already stored.
         unsaved: Messages of this turn to store with the pause.
         usage: Tokens the turn consumed so far.
+        call_state: What a tool that asked for input mid-call needs to finish that call.
     """
 
     round: tuple[ToolCall, ...]
@@ -72,6 +73,7 @@ class TurnDraft:
     transcript_position: int
     unsaved: tuple[Message, ...]
     usage: Usage = field(default_factory=Usage)
+    call_state: dict[str, Any] | None = None
 
 
 def pause_handler(
@@ -111,27 +113,32 @@ def pause_handler(
                 name=name,
                 tool_call_id=getattr(request, "call_id", ""),
                 checkpoint_id=resolved.checkpoint_id,
-                turn_state=_turn_state(context, requests),
+                turn_state=turn_draft(context, requests),
             )
         except HumanInteractionError as refused:
             return no_change(f"the {name!r} pause was refused and no token was minted: {refused}")
-        raise InvocationPaused(
-            PendingInterrupt(
-                name=name,
-                kind="ask_user" if name == ASK_USER else "interrupt",
-                payload=event.payload,
-                token=encode_token(event.pause),
-                tool_call_id=event.tool_call_id,
-                interrupt_id=event.interrupt_id,
-                run_id=event.run_id,
-                session_id=event.session_id,
-                expires_at=float(event.pause.claims.exp),
-                # Copied from the capability's report of the write: never decided here.
-                resumable=event.resumable,
-            )
-        )
+        raise InvocationPaused(published(event, name, "ask_user" if name == ASK_USER else "interrupt",
+                                         encode_token))
 
     return handle
+
+
+def published(event: Any, name: str, kind: InterruptKind,
+              encode_token: Callable[[Any], str]) -> PendingInterrupt:
+    """The pause as the run reports it, from the capability's report of its write."""
+    return PendingInterrupt(
+        name=name,
+        kind=kind,
+        payload=event.payload,
+        token=encode_token(event.pause),
+        tool_call_id=event.tool_call_id,
+        interrupt_id=event.interrupt_id,
+        run_id=event.run_id,
+        session_id=event.session_id,
+        expires_at=float(event.pause.claims.exp),
+        # Copied from the capability's report of the write: never decided here.
+        resumable=event.resumable,
+    )
 
 
 def _payload_of(request: Any) -> dict[str, Any]:
@@ -139,7 +146,7 @@ def _payload_of(request: Any) -> dict[str, Any]:
     return dict(arguments) if isinstance(arguments, dict) else {}
 
 
-def _turn_state(context: Any, requests: Sequence[Any]) -> TurnDraft:
+def turn_draft(context: Any, requests: Sequence[Any]) -> TurnDraft:
     """The round as stored: all its calls (not only the pending), and what was decided."""
     round_calls = tuple(getattr(context, "round", ()) or requests)
     return TurnDraft(

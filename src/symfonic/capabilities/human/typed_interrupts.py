@@ -7,7 +7,9 @@ transports treat them alike:
 - a declared :class:`Interrupt`: a tool the model calls with a typed question, answered by a typed
   answer;
 - an approval: one of the agent's own tools that must not run until a person approves, rejects
-  (with a reason) or edits its arguments.
+  (with a reason) or edits its arguments;
+- a tool's input request: a tool that stopped mid-call to ask (an MCP server's ``input_required``);
+  its question and answer schema are the tool's, so this spec is built per pause, from the row.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from symfonic.capabilities.human.errors import AnswerInvalid, InteractionPayloadInvalid
+from symfonic.capabilities.human.json_schemas import check_json
+from symfonic.kernel.interrupts import InterruptKind
 from symfonic.kernel.tooling import Tool, ToolArgumentsInvalid
 
 ASK_USER = "ask_user"
 """The reserved name of the free-form question tool."""
 
-Purpose = Literal["ask_user", "typed", "approval"]
+Purpose = Literal["ask_user", "typed", "approval", "tool_input"]
 
 
 class AskUserQuestion(BaseModel):
@@ -88,9 +92,13 @@ class InteractionSpec:
     schema_version: int = 1
     interrupt: Interrupt | None = None
     gated_tool: Tool | None = None
+    input_kind: InterruptKind = "tool_input"
+    """The pause kind of a tool's input request (``"mcp_input"`` for an MCP server)."""
 
     @property
-    def kind(self) -> Literal["ask_user", "interrupt"]:
+    def kind(self) -> InterruptKind:
+        if self.purpose == "tool_input":
+            return self.input_kind
         return "ask_user" if self.purpose == "ask_user" else "interrupt"
 
     def check_question(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -102,6 +110,8 @@ class InteractionSpec:
         try:
             if self.purpose == "ask_user":
                 return AskUserQuestion.model_validate(arguments).model_dump(exclude_none=True)
+            if self.purpose == "tool_input":
+                return dict(arguments)  # the tool's own words, not the model's
             if self.purpose == "approval":
                 assert self.gated_tool is not None
                 self.gated_tool.validate(arguments)
@@ -129,6 +139,8 @@ class InteractionSpec:
             # but a number may not be a string, nor a boolean a number; NaN and infinities are
             # refused before validation, since strict JSON has neither.
             document = _json_of(answer)
+            if self.purpose == "tool_input":
+                return check_json(json.loads(document), self.answer_schema)
             if self.purpose == "approval":
                 return ApprovalAnswer.model_validate_json(document)
             assert self.interrupt is not None
@@ -168,6 +180,14 @@ def approval_spec(tool: Tool, ttl: timedelta) -> InteractionSpec:
         description=f"Approve, reject or edit a call of {tool.schema.name!r}.",
         question_schema=tool.schema.parameters, answer_schema=ApprovalAnswer.model_json_schema(),
         ttl=ttl, gated_tool=tool)
+
+
+def tool_input_spec(name: str, answer_schema: dict[str, Any], ttl: timedelta,
+                    kind: InterruptKind = "tool_input") -> InteractionSpec:
+    """The interaction of one tool's input request: the tool's schema, stored with its pause."""
+    return InteractionSpec(
+        name=name, purpose="tool_input", description=f"Input that {name!r} asked for.",
+        question_schema={"type": "object"}, answer_schema=answer_schema, ttl=ttl, input_kind=kind)
 
 
 def _describe(invalid: ValidationError) -> str:

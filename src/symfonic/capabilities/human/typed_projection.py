@@ -2,8 +2,9 @@
 
 The answer was validated (:meth:`InteractionSpec.check_answer`) before the pause was claimed; here
 it only becomes a decision on the paused call: a result to append (a question's answer, a typed
-answer as JSON, a rejection with its reason), or an approval that lets the gated tool run, once,
-with the approved (possibly edited) arguments.
+answer as JSON, a rejection with its reason), an approval that lets the gated tool run, once,
+with the approved (possibly edited) arguments, or, for a tool that asked mid-call, the call
+continued with the answer and the state the tool stopped with.
 """
 
 from __future__ import annotations
@@ -16,16 +17,22 @@ from pydantic import BaseModel
 from symfonic.capabilities.human.errors import AnswerInvalid
 from symfonic.capabilities.human.typed_interrupts import ApprovalAnswer, InteractionSpec
 from symfonic.kernel.messages import ToolCall
-from symfonic.kernel.stages import AnsweredCall, ApprovedCall, Resolution
+from symfonic.kernel.stages import AnsweredCall, ApprovedCall, ContinuedCall, Resolution
 from symfonic.kernel.tooling import ToolArgumentsInvalid
 
 
-def project(spec: InteractionSpec, call: ToolCall, answer: Any) -> Resolution:
-    """The decision ``answer`` makes on ``call``.
+def project(spec: InteractionSpec, call: ToolCall, answer: Any, *,
+            call_state: dict[str, Any] | None = None, earlier: Resolution | None = None) -> Resolution:
+    """The decision ``answer`` makes on ``call`` (``call_state``: what a tool that asked mid-call
+    stored; ``earlier``: the call's decision before it asked, whose arguments it ran with).
 
     Raises:
         AnswerInvalid: edited arguments that the gated tool's schema refuses.
     """
+    if spec.purpose == "tool_input":
+        ran_with = earlier.arguments if isinstance(earlier, ApprovedCall | ContinuedCall) else None
+        return ContinuedCall(call_id=call.id, arguments=dict(ran_with or call.arguments),
+                             continuation={"state": call_state or {}, "answer": answer})
     if spec.purpose == "approval":
         assert isinstance(answer, ApprovalAnswer) and spec.gated_tool is not None
         if not answer.approved:

@@ -283,7 +283,7 @@ def form_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
         fallback: forms.Purpose = "ask_user" if ticket.kind == "ask_user" else "typed"
         return pages.PauseView(ticket=ticket, form=forms.AnswerForm(
             purpose=fallback, answer_schema=ticket.answer_schema, question=ticket.question))
-    purpose: forms.Purpose = spec.purpose
+    purpose: forms.Purpose = "typed" if spec.purpose == "tool_input" else spec.purpose
     return pages.PauseView(ticket=ticket, form=forms.AnswerForm(
         purpose=purpose, answer_schema=spec.answer_schema, question=ticket.question,
         arguments_schema=spec.question_schema if purpose == "approval" else None))

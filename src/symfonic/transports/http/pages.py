@@ -163,11 +163,26 @@ def _question(ticket: LedgerTicket, purpose: str) -> str:
     question = ticket.question
     if purpose == "ask_user" and isinstance(question, dict):
         return f'<blockquote class="question">{escape(str(question.get("question", "")))}</blockquote>'
+    if ticket.kind in ("tool_input", "mcp_input") and isinstance(question, dict):
+        return _tool_input(question)
     if isinstance(question, dict) and question:
         rows = "".join(f"<tr><th>{escape(str(k))}</th><td><code>{escape(_show(v))}</code></td></tr>"
                        for k, v in question.items())
         return f'<table class="question">{rows}</table>'
     return f'<pre class="question">{escape(_show(question))}</pre>'
+
+
+def _tool_input(question: dict[str, Any]) -> str:
+    """A tool's request for input: its message(s) as the question, then which tool asked and with
+    what arguments (the schema is the form, not something to read)."""
+    requests = question.get("requests")
+    messages = ([str(r.get("message", "")) for r in requests.values() if isinstance(r, dict)]
+                if isinstance(requests, dict) else [str(question.get("message", ""))])
+    quoted = "".join(f'<blockquote class="question">{escape(m)}</blockquote>' for m in messages if m)
+    rows = "".join(f"<tr><th>{escape(str(k))}</th><td><code>{escape(_show(v))}</code></td></tr>"
+                   for k, v in question.items()
+                   if k not in ("message", "requested_schema", "requests"))
+    return quoted + (f'<table class="question asked-by">{rows}</table>' if rows else "")
 
 
 def _show(value: Any) -> str:

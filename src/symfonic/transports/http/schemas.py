@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from symfonic.agent import RunOutcome
 from symfonic.kernel.events import RunEvent
-from symfonic.kernel.interrupts import PendingInterrupt
+from symfonic.kernel.interrupts import InterruptKind, PendingInterrupt
 from symfonic.platform.tickets import LedgerTicket
 
 SESSION_PATTERN = r"^[^\x00-\x1f\x7f]{1,200}$"
@@ -58,8 +58,11 @@ class RecoverRequest(BaseModel):
 class Interrupt(BaseModel):
     """A pause a run stopped at (``PendingInterrupt``)."""
 
-    name: str = Field(description="ask_user, a declared interrupt, or the tool awaiting approval.")
-    kind: Literal["ask_user", "interrupt"]
+    name: str = Field(description="ask_user, a declared interrupt, the tool awaiting approval, or "
+                                  "the tool that asked for input mid-call.")
+    kind: InterruptKind = Field(description="ask_user; interrupt (a typed interrupt or an approval); "
+                                            "tool_input or mcp_input (a tool asked mid-call: the "
+                                            "answer must fit the pause's answer_schema).")
     payload: dict[str, Any] = Field(description="The stamped question (``payload.question``).")
     token: str
     tool_call_id: str
