@@ -15,7 +15,8 @@ LINE_BUDGET = 400
 def test_every_public_name_is_exported() -> None:
     public = {name for name in dir(symfonic) if not name.startswith("_")}
     modules = {"agent", "capabilities", "kernel", "models", "platform", "services", "stores", "tools",
-               "examples", "testing", "transports", "cli", "errors", "workers", "observability"}
+               "examples", "testing", "transports", "cli", "errors", "workers", "observability",
+               "mcp"}
     assert public - modules == set(symfonic.__all__)
     for name in symfonic.__all__:
         assert getattr(symfonic, name) is not None
@@ -23,7 +24,8 @@ def test_every_public_name_is_exported() -> None:
 
 def test_importing_symfonic_loads_no_optional_dependency() -> None:
     optional = ["psycopg", "psycopg_pool", "fastapi", "starlette", "uvicorn", "httpx", "openai",
-                "anthropic", "a2a", "typer", "rich", "langgraph", "opentelemetry", "dbos"]
+                "anthropic", "a2a", "typer", "rich", "langgraph", "opentelemetry", "dbos", "mcp",
+                "mcp_types", "jsonschema"]
     probe = ("import sys, symfonic, symfonic.platform.host, symfonic.stores.sqlite;"
              f"print(sorted(m for m in {optional!r} if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

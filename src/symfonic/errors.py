@@ -55,6 +55,8 @@ stops a run for a person and is never seen outside it.
     ├── RoundLimitExceeded(RuntimeError)      the model kept calling tools past the round limit
     ├── Refusal                               (HTTP) a request refused with a status and a problem body
     ├── DeliveryFailed                        (HTTP) one webhook delivery attempt failed
+    ├── MCPToolError                          (mcp) an MCP tool failed; the model reads why
+    ├── MCPConnectionError                    (mcp) an MCP server could not be reached
     └── TelemetryExtraMissing(ImportError)    (serve) OTEL_* asks for an export; no [otel] extra
 """
 

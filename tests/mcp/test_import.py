@@ -1,0 +1,19 @@
+"""``import symfonic`` leaves the MCP SDK alone: only ``symfonic.mcp`` imports it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CHECK = "import sys, {module}; print(sorted({{'mcp', 'mcp_types'}} & set(sys.modules)))"
+
+
+def imported_sdk(module: str) -> str:
+    done = subprocess.run([sys.executable, "-c", CHECK.format(module=module)], capture_output=True,
+                          text=True, check=True, timeout=60)
+    return done.stdout.strip()
+
+
+def test_importing_symfonic_does_not_import_mcp() -> None:
+    assert imported_sdk("symfonic") == "[]"
+    assert imported_sdk("symfonic.mcp") == "['mcp', 'mcp_types']"  # the check sees an import
