@@ -56,7 +56,8 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
 
     With the ``[a2a]`` extra installed, every agent is also served over A2A at ``/a2a/{agent}``
     (:func:`symfonic.transports.a2a.mount_a2a`), with the same keys; without it, nothing of A2A
-    is imported.
+    is imported. Likewise with the ``[mcp]`` extra, every agent is an MCP tool at ``/mcp``
+    (:func:`symfonic.transports.mcp.mount_mcp`).
     """
     service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace)
     poster = _HttpxPoster() if webhooks is not None else None
@@ -123,6 +124,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
 
         mount_a2a(app, host, api_keys, public_url=public_url, grace=grace,
                   sender=service.webhooks)
+    if importlib.util.find_spec("mcp") is not None:
+        from symfonic.transports.mcp import mount_mcp
+
+        mount_mcp(app, service)  # after the lifespan is set too: MCP's manager runs inside it
     return app
 
 

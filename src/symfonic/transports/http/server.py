@@ -28,6 +28,7 @@ request, and the SDK's buffers are exported once the server has stopped.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import signal
@@ -125,6 +126,8 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
     print(f"  API docs: {public_url}/docs")
+    if importlib.util.find_spec("mcp") is not None:
+        print(f"  MCP:      {public_url}/mcp (streamable HTTP; each agent a tool; the same keys)")
     print(f"  API key:  {key}")
     print(f"            (tenant {DEMO_TENANT!r}; a development key, replaced at every start; "
           "only its digest is kept, in the store)")
