@@ -6,6 +6,7 @@ with its state and the validated answer; the calls after it run once, after the 
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -30,6 +31,8 @@ from symfonic.models import FunctionModel
 from tests.human.helpers import SECRET, lookup, record, recorded
 
 ACME = Scope(tenant="acme")
+STARTED: list[asyncio.Event] = []
+"""Set when a hanging continued call has started (one event per test: each has its loop)."""
 CONFIRM_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}},
                   "required": ["confirm"]}
 
@@ -38,8 +41,11 @@ class AskingTool:
     """Asks for a confirmation ``asks`` times before it answers; records every invocation."""
 
     def __init__(self, name: str = "confirm", *, asks: int = 1,
-                 schema: dict[str, Any] | None = None) -> None:
+                 schema: dict[str, Any] | None = None, hang: bool = False,
+                 idempotent: bool = False) -> None:
         self.asks = asks
+        self.hang = hang  # a continued call never returns (until its turn is cancelled)
+        self.idempotent = idempotent
         self.answer_schema = schema or CONFIRM_SCHEMA
         self._schema = ToolSchema(name=name, description="Confirms with a person.",
                                   parameters={"type": "object", "properties": {}})
@@ -60,6 +66,10 @@ class AskingTool:
             raise ToolInputRequired(f"confirm #{round_}", question={"message": f"Sure #{round_}?"},
                                     answer_schema=self.answer_schema, state={"round": round_})
         assert continued is not None
+        if self.hang:
+            self.hang = False  # only the first time: a recovery that runs it again finishes
+            STARTED[-1].set()
+            await asyncio.Event().wait()
         return f"confirmed={continued['answer']['confirm']}"
 
 
@@ -154,6 +164,46 @@ async def test_a_question_whose_schema_cannot_check_an_answer_is_no_pause(host: 
     outcome = await host.agent("desk", ACME).run("confirm", session_id="s1")
     assert outcome.status == "completed" and outcome.output is not None
     assert "answer schema is invalid" in outcome.output
+
+
+async def interrupted_in_the_continued_call(host: Host) -> str:
+    """Pause mid-round, then cancel the resume while the continued call runs; the token."""
+    outcome = await host.agent("desk", ACME).run("lookup+confirm+lookup", session_id="s1")
+    assert outcome.interrupt is not None
+    STARTED.append(asyncio.Event())
+    resuming = asyncio.create_task(host.continuation.resume(outcome.interrupt.token,
+                                                            {"confirm": True}))
+    await asyncio.wait_for(STARTED[-1].wait(), timeout=30)
+    resuming.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await resuming
+    assert (await host.continuation.ticket(outcome.interrupt.token)).status == "interrupted"
+    return outcome.interrupt.token
+
+
+@pytest.mark.parametrize("host", [asking_spec(AskingTool(hang=True))], indirect=True)
+async def test_a_continued_call_caught_half_way_is_reported_interrupted_on_recovery(
+        host: Host) -> None:
+    token = await interrupted_in_the_continued_call(host)
+    recovered = await host.recover(token)
+    assert recovered.status == "completed" and recovered.output is not None
+    parts = recovered.output.removeprefix("done: ").split(" | ")
+    assert parts[0] == "order 7: 10.00" and "may or may not have run" in parts[1]
+    assert parts[2] == "order 9: 10.00"
+    assert recorded() == ["lookup 7", "confirm 0 None approved=False",
+                          "confirm 1 {'confirm': True} approved=True", "lookup 9"]
+
+
+@pytest.mark.parametrize("host", [asking_spec(AskingTool(hang=True, idempotent=True))],
+                         indirect=True)
+async def test_an_idempotent_continued_call_runs_again_with_its_answer_on_recovery(
+        host: Host) -> None:
+    token = await interrupted_in_the_continued_call(host)
+    recovered = await host.recover(token)
+    assert recovered.output == "done: order 7: 10.00 | confirmed=True | order 9: 10.00"
+    assert recorded() == ["lookup 7", "confirm 0 None approved=False",
+                          "confirm 1 {'confirm': True} approved=True",
+                          "confirm 1 {'confirm': True} approved=True", "lookup 9"]
 
 
 class Listing:

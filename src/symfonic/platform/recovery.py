@@ -42,11 +42,12 @@ def recovered_round(agent: Agent, listed: Sequence[Tool], state: TurnState, paus
         decision: The person's answer as the claim stored it (None when the claim predates it).
         history: The session's whole stored transcript, progress after the pause included.
     """
-    opened = _last_round(history, state.transcript_position)
+    paused_round = _round_of(history, state.transcript_position, paused_call.id)
+    opened = _last_round(history, paused_round)
     calls = history[opened].tool_calls
     answered = {m.tool_call_id for m in history[opened + 1:] if m.role == "tool"}
     resolved: dict[str, Resolution] = {}
-    if opened == state.transcript_position - 1:  # still the paused round
+    if opened == paused_round:  # still the paused round
         resolved.update(state.resolved)
         if decision is not None:
             resolved[paused_call.id] = resolution_from_dict(decision)
@@ -69,12 +70,22 @@ def recovered_round(agent: Agent, listed: Sequence[Tool], state: TurnState, paus
                        usage=state.usage)
 
 
-def _last_round(history: Sequence[Message], paused_at: int) -> int:
-    """The index of the last assistant message with tool calls, at or after the paused round's."""
-    for index in range(len(history) - 1, paused_at - 2, -1):
+def _round_of(history: Sequence[Message], paused_at: int, call_id: str) -> int:
+    """The index of the paused round's assistant message: the last stored before the pause, or
+    before the results of the round's calls that finished before a tool asked mid-call."""
+    for index in range(min(paused_at, len(history)) - 1, -1, -1):
+        message = history[index]
+        if message.role == "assistant" and any(c.id == call_id for c in message.tool_calls):
+            return index
+    raise LookupError(f"the paused call {call_id} is in no round before position {paused_at}")
+
+
+def _last_round(history: Sequence[Message], paused_round: int) -> int:
+    """The index of the last assistant message with tool calls, at or after the paused round."""
+    for index in range(len(history) - 1, paused_round - 1, -1):
         if history[index].role == "assistant" and history[index].tool_calls:
             return index
-    raise LookupError(f"no round at or after position {paused_at - 1} in the stored transcript")
+    raise LookupError(f"no round at or after position {paused_round} in the stored transcript")
 
 
 def interactions(agent: Agent, listed: Sequence[Tool] | None = None) -> dict[str, InteractionSpec]:

@@ -43,7 +43,8 @@ class TurnState:
 
     Attributes:
         transcript_position: How many messages the session held once the pause committed; the
-            paused round's assistant message is the last of them.
+            paused round's assistant message is the last of them, or is followed by the results
+            of the round's calls that finished before a tool asked for input mid-call.
         round: Every call of the paused round, in the model's order; none of them ran.
         resolved: Decisions made for calls of the round before this pause (an earlier answer).
         paused_call_id: The call this pause waits on.
