@@ -185,3 +185,26 @@ async def test_outstanding_pauses_are_a_gauge_per_tenant_and_agent(
         await until(lambda: gauge() == {("acme", "desk"): 2, ("globex", "desk"): 1})
         await host.continuation.resume(other.interrupt.token, {"approved": True})
         await until(lambda: gauge() == {("acme", "desk"): 2, ("globex", "desk"): 0})
+
+
+async def test_a_tool_that_asks_mid_call_is_a_pause_not_a_failed_span(
+        tmp_path: Path, telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry.trace import StatusCode
+
+    monkeypatch.setenv("SYMFONIC_TEST_CALLS", str(tmp_path / "calls.log"))  # the tool's record
+
+    from tests.human.test_tool_input import AskingTool, asking_spec
+
+    spec = asking_spec(AskingTool())
+    async with Host.open(f"sqlite:///{tmp_path / 'desk.db'}", agents=[spec], secret=SECRET) as host:
+        paused = await host.agent("desk", ACME).run("confirm", session_id="s1")
+    assert paused.interrupt is not None and paused.interrupt.kind == "tool_input"
+    spans = telemetry.finished()
+    [asking] = by_name(spans, "execute_tool confirm")
+    assert asking.status.status_code != StatusCode.ERROR
+    assert "error.type" not in (asking.attributes or {})
+    assert [event.name for event in asking.events] == ["symfonic.tool.input_required"]
+    [segment] = by_name(spans, "invoke_agent desk")
+    [pause] = [event for event in segment.events if event.name == "symfonic.pause"]
+    assert has(pause.attributes, {"symfonic.pause.kind": "tool_input",
+                                  "symfonic.pause.name": "confirm"})

@@ -40,7 +40,7 @@ from symfonic.kernel.messages import Message, ModelReply, StreamItem
 from symfonic.kernel.model import Model, OutputSpec, stream_of
 from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import ToolInvocation, ToolSchema, WrappedTool
+from symfonic.kernel.tooling import ToolInputRequired, ToolInvocation, ToolSchema, WrappedTool
 from symfonic.observability.otel import API, active, api, capture_content, instruments, tracer
 
 __all__ = ["TracedModel", "TracedTool", "current_trace_parent", "describe_model", "instrumented",
@@ -237,6 +237,10 @@ class TracedTool(WrappedTool):
                                                   set_status_on_exception=False) as span:
             try:
                 result = await self.tool.invoke(arguments, invocation)
+            except ToolInputRequired:
+                # Not a failure: the call waits for a person, and the turn pauses there.
+                span.add_event("symfonic.tool.input_required")
+                raise
             except Exception as error:
                 error_type = type(error).__name__
                 _failed(loaded, span, error)
