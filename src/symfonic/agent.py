@@ -110,6 +110,8 @@ class AgentSpec:
 
     async def listed_tools(self) -> list[Tool]:
         """The agent's own tools and its toolsets' as they are listed now (cached by each)."""
+        if not self.toolsets:
+            return list(self.tools)  # every pause and resume passes here: no gather for nothing
         listings = await asyncio.gather(*(toolset.list_tools() for toolset in self.toolsets))
         return [*self.tools, *(tool for listing in listings for tool in listing)]
 

@@ -37,15 +37,18 @@ async def test_a_person_answers_an_mcp_question_in_the_inbox_after_a_restart(
         env.pop(name, None)
     port = free_port()
     first = await serve(env, port)
-    async with httpx.AsyncClient(base_url=first.url, timeout=30) as client:
-        response = await client.post("/v1/agents/desk/runs", headers=first.auth(),
-                                     json={"input": "refund 7", "session_id": "s1"})
+    try:
+        async with httpx.AsyncClient(base_url=first.url, timeout=30) as client:
+            response = await client.post("/v1/agents/desk/runs", headers=first.auth(),
+                                         json={"input": "refund 7", "session_id": "s1"})
+    finally:
+        if first.process.returncode is None:
+            first.process.send_signal(signal.SIGKILL)  # the crash; no server outlives a failure
+        await first.process.wait()
     assert response.status_code == 200, response.text
     interrupt = response.json()["interrupt"]
     assert (interrupt["kind"], interrupt["name"]) == ("mcp_input", "orders_refund")
     token = interrupt["token"]
-    first.process.send_signal(signal.SIGKILL)
-    await first.process.wait()
     assert len(log.calls("refund")) == 1
 
     second = await serve(env, port)

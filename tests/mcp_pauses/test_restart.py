@@ -51,17 +51,25 @@ async def host_process(env: dict[str, str], *args: str) -> asyncio.subprocess.Pr
 async def paused(env: dict[str, str]) -> dict[str, Any]:
     """Pause in a host process, then kill it; what it printed of the pause."""
     process = await host_process(env, "pause", "refund 5")
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), 60)
-    assert line, (await process.stderr.read()).decode() if process.stderr else ""
-    process.send_signal(signal.SIGKILL)
-    await process.wait()
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        line = await asyncio.wait_for(process.stdout.readline(), 60)
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGKILL)  # the crash; and no host outlives a failure
+        await process.wait()
+    assert line, (await process.stderr.read()).decode()
     return dict(json.loads(line))
 
 
 async def answered(env: dict[str, str], token: str, answer: Any) -> dict[str, Any]:
     process = await host_process(env, "resume", token, json.dumps(answer))
-    out, err = await asyncio.wait_for(process.communicate(), 60)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
     assert process.returncode == 0, err.decode()
     return dict(json.loads(out))
 
