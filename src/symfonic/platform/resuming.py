@@ -21,13 +21,12 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from symfonic.agent import Agent, RunOutcome, collect, prepare_turn
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
-from symfonic.capabilities.human.tool_input import INPUT_KINDS
-from symfonic.capabilities.human.typed_interrupts import InteractionSpec, tool_input_spec
+from symfonic.capabilities.human.tool_input import stored_spec
+from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.capabilities.human.typed_projection import project
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.scope import Scope
@@ -147,9 +146,9 @@ class LedgerContinuation:
         None when this host does not serve that agent or its definition no longer declares the
         interaction; the ticket's ``answer_schema`` (stored with the pause) still holds then.
         """
-        if ticket.kind in INPUT_KINDS:  # the tool's own schema, stored with the pause
-            return tool_input_spec(ticket.name, ticket.answer_schema or {}, timedelta(0),
-                                   INPUT_KINDS[ticket.kind])
+        stored = stored_spec(ticket.name, ticket.kind, ticket.answer_schema)
+        if stored is not None:
+            return stored
         try:
             agent = self._agent_for(ticket.agent, ticket.scope)
             return interaction_spec(agent, ticket.name)
@@ -366,10 +365,8 @@ def reachable() -> Iterator[None]:
 def answer_spec(agent: Agent, record: PauseRecord, tools: Sequence[Tool]) -> InteractionSpec:
     """What the answer to ``record`` must be: a tool's input request carries its own schema (stored
     with the pause), anything else is as the serving definition declares it."""
-    if record.kind in INPUT_KINDS:
-        return tool_input_spec(record.name, record.answer_schema or {}, timedelta(0),
-                               INPUT_KINDS[record.kind])
-    return interaction_spec(agent, record.name, tools)
+    return (stored_spec(record.name, record.kind, record.answer_schema)
+            or interaction_spec(agent, record.name, tools))
 
 
 def interaction_spec(agent: Agent, name: str, tools: Sequence[Tool] | None = None) -> InteractionSpec:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from symfonic.capabilities.human.capability import HumanInteractionCapability
 from symfonic.capabilities.human.errors import HumanInteractionError
 from symfonic.capabilities.human.json_schemas import schema_problem
 from symfonic.capabilities.human.pausing import PauseBinding, published, turn_draft
-from symfonic.capabilities.human.typed_interrupts import tool_input_spec
+from symfonic.capabilities.human.typed_interrupts import InteractionSpec, tool_input_spec
 from symfonic.kernel.interrupts import InterruptKind, InvocationPaused
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.plan import ToolInputHandler
@@ -29,6 +30,14 @@ from symfonic.kernel.stages import StageContext
 from symfonic.kernel.tooling import ToolInputRequired
 
 INPUT_KINDS: dict[str, InterruptKind] = {"tool_input": "tool_input", "mcp_input": "mcp_input"}
+
+
+def stored_spec(name: str, kind: str,
+                answer_schema: dict[str, Any] | None) -> InteractionSpec | None:
+    """The interaction of a stored pause a tool asked for (its schema is the one stored with it,
+    whatever the definition declares); None for a pause of any other kind."""
+    found = INPUT_KINDS.get(kind)
+    return None if found is None else tool_input_spec(name, answer_schema or {}, timedelta(0), found)
 
 
 def tool_input_handler(capability: HumanInteractionCapability,
