@@ -8,7 +8,8 @@ checkpoint row of its own (their primary key grows with the ledger too). Transcr
 session, not per ledger: not seeded. PostgreSQL is vacuumed after the load, as autovacuum soon
 would, so that it does not run during the timings.
 
-``python -m bench.ledger_size [--quick] [--no-postgres]`` prints the section; ``python -m
+``python -m bench.ledger_size [--quick] [--no-postgres]`` prints the section
+(:mod:`bench.ledger_report`); ``python -m
 bench.ledger_size sweep URL BATCH`` sweeps as another process would (``symfonic pauses sweep``).
 """
 
@@ -26,13 +27,14 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bench.latency import quantile
+from bench.server_activity import Activity, activity
 from bench.symfonic_side import SCOPE, SymfonicSubject, ask_spec
 from bench.workload import SECRET
 from symfonic import Host
@@ -41,7 +43,6 @@ from symfonic.stores import sql
 
 DEFAULT = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 ROOT = Path(__file__).resolve().parent.parent
-NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
 DAY, TENANTS = 86400.0, 1000
 FINAL = {"completed": 75, "paused_again": 5, "failed": 2, "expired": 8, "revoked": 5, "outstanding": 5}
 """The other tenants' rows by status (percent): mostly answered, a few left to expire."""
@@ -80,6 +81,8 @@ class Sweep:
     seconds: float
     pauses: list[float]
     """Every pause (seconds) that overlapped the sweep."""
+    server: Activity | None = None
+    """What PostgreSQL did on its own meanwhile (None on SQLite)."""
 
 
 @dataclass(frozen=True)
@@ -99,16 +102,7 @@ class LedgerResult:
 
     @property
     def ratio(self) -> float:
-        return _q(self.full, 0.5) / _q(self.empty, 0.5)
-
-
-def _q(samples: list[float], q: float) -> float:
-    """The ``q`` quantile, in milliseconds."""
-    return quantile(samples, q) * 1000
-
-
-def _ms(samples: list[float], *quantiles: float) -> str:
-    return " / ".join(f"{v:.{1 if v >= 10 else 2}f}" for v in (_q(samples, q) for q in quantiles))
+        return quantile(self.full, 0.5) / quantile(self.empty, 0.5)
 
 
 def _seed_rows(sizes: Sizes, paused: Row, done: Row, state: str,
@@ -303,7 +297,11 @@ async def _measure(backend: str, url: str, empty_url: str, sizes: Sizes) -> Ledg
         sweeps = []
         for n, (where, batch) in enumerate(SWEEPS):
             _execute(url, *([REARM] if n else []), *SETTLE[backend])
-            sweeps.append(await _under_load(full, url, where, batch))
+            before = activity(url)
+            swept = await _under_load(full, url, where, batch)
+            after = activity(url)
+            sweeps.append(replace(swept, server=None if after is None or before is None
+                                  else after - before))
     finally:
         await full.close()
         await empty.close()
@@ -331,62 +329,12 @@ def measure_ledger(quick: bool = False, postgres: str | None = DEFAULT) -> list[
     return results
 
 
-def ledger_table(results: list[LedgerResult]) -> str:
-    rows = ["| backend | pauses stored | seeding (s) | pause + resume, empty: p50 / p5 / p95 (ms) | "
-            "with the ledger full | full / empty | first page, p50 / p95 (ms) | page after a cursor "
-            "halfway |", "|---|---|---|---|---|---|---|---|"]
-    rows += [f"| {NAMES[r.backend]} | {r.stored:,} | {r.seed_seconds:.1f} | {_ms(r.empty, .5, .05, .95)} "
-             f"| {_ms(r.full, .5, .05, .95)} | {r.ratio:.2f}x | {_ms(r.first_page, .5, .95)} | "
-             f"{_ms(r.middle_page, .5, .95)} |" for r in results]
-    rows += ["", "| backend | sweep | batch | rows changed | sweep time (s) | pauses during it | "
-             "pause p50 / p99 / max (ms) | same load, no sweep |", "|---|---|---|---|---|---|---|---|"]
-    rows += [f"| {NAMES[r.backend]} | {s.where} | {s.batch:,} | {s.rows:,} | {s.seconds:.2f} | "
-             f"{len(s.pauses)} | {_ms(s.pauses, .5, .99, 1)} | {_ms(r.idle, .5, .99, 1)} |"
-             for r in results for s in r.sweeps]
-    return "\n".join(rows) + "\n"
-
-
-def ledger_section(results: list[LedgerResult]) -> str:
-    stored, outstanding = (results[0].stored, results[0].outstanding) if results else (0, 0)
-    return (f"## Ledger size: pausing, listing and sweeping with {stored:,} pauses stored\n\n"
-            "Seeded in SQL through the store's schema (COPY + VACUUM ANALYZE on PostgreSQL, "
-            "executemany + ANALYZE on SQLite): copies of a real paused and a real completed row, "
-            f"each with its own checkpoint, over {TENANTS} tenants and 40 days; {outstanding:,} "
-            f"outstanding for the measured tenant, {outstanding:,} past their expiry over the "
-            "others, the rest mostly answered. Pause + resume is timed on a fresh and on the seeded "
-            "store in alternating blocks; the tenant's first page of outstanding pauses "
-            f"(`host.pauses`: 100 tickets with their tokens) and the page after a cursor halfway, "
-            f"{CALLS} calls each (judged on the p95). The expired pauses are then swept "
-            f"(`host.sweep_expired`) while {PAUSERS} tasks on the host pause and resume, every pause "
-            "overlapping the sweep counted: in the host's process (on SQLite its batches share the "
-            "store's one writing connection with the pauses), in another (`symfonic pauses sweep`; "
-            "on SQLite a pause waits for the file's write lock), and there with smaller batches; "
-            "the swept rows are made outstanding again before each. Targets judged at "
-            f"`SWEEP_BATCH` ({SWEEP_BATCH}).\n\n" + ledger_table(results))
-
-
-def ledger_checks(results: list[LedgerResult]) -> list[tuple[str, str, bool]]:
-    checks = []
-    for r in results:
-        name = NAMES[r.backend]
-        checks.append((f"{name}: pause + resume with {r.stored:,} pauses stored within 1.2x of an "
-                       f"empty ledger", f"{r.ratio:.2f}x ({_ms(r.full, .5)} vs {_ms(r.empty, .5)} ms)",
-                       r.ratio <= 1.2))
-        checks.append((f"{name}: first page of {r.outstanding:,} outstanding pauses in ≤5 ms",
-                       f"p50 {_ms(r.first_page, .5)} ms, p95 {_ms(r.first_page, .95)} ms",
-                       _q(r.first_page, .95) <= 5))
-        checks += [(f"{name}: sweeping {s.rows:,} expired pauses ({s.where}) never blocks a pause "
-                    "more than 50 ms", f"max {_ms(s.pauses, 1)} ms, p99 {_ms(s.pauses, .99)} ms "
-                    f"over {len(s.pauses)} pauses; the sweep took {s.seconds:.1f} s",
-                    bool(s.pauses) and _q(s.pauses, 1) <= 50)
-                   for s in r.sweeps if s.batch == SWEEP_BATCH]
-    return checks
-
-
 def main() -> None:
     if sys.argv[1:2] == ["sweep"]:
         asyncio.run(_sweep_alone(sys.argv[2], int(sys.argv[3])))
         return
+    from bench.ledger_report import ledger_checks, ledger_section
+
     results = measure_ledger(quick="--quick" in sys.argv,
                              postgres=None if "--no-postgres" in sys.argv else DEFAULT)
     print(ledger_section(results))

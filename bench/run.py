@@ -34,7 +34,8 @@ from bench.latency import (
     summary,
     warm_up,
 )
-from bench.ledger_size import ledger_checks, ledger_section, ledger_table, measure_ledger
+from bench.ledger_report import ledger_checks, ledger_section, ledger_table
+from bench.ledger_size import measure_ledger
 from bench.memory import measure_memory, memory_checks, memory_section, memory_table
 from bench.models import measure_adapters
 from bench.probes import PgFloor, PgWal, SqliteFloor, SqliteWal
