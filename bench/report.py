@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from bench.driver_costs import CONCURRENT
 from bench.latency import median, p95
 from bench.methodology import METHOD
 from bench.races import SCENARIOS
@@ -168,8 +169,15 @@ def concurrency_table(results: RunResults) -> str:
                          f"**{ours / theirs:.1f}x**",
                          f"{ms(cpu.get(SYMFONIC, {}).get(level, math.nan))} / "
                          f"{ms(cpu.get('langgraph', {}).get(level, math.nan))}"])
+    costs = results.driver_costs
     return table(["backend", "concurrent sessions", "symfonic", "LangGraph (async saver)",
-                  "symfonic / LangGraph", "client CPU ms per cycle, symfonic / LangGraph"], rows)
+                  "symfonic / LangGraph", "client CPU ms per cycle, symfonic / LangGraph"], rows) + (
+        "" if costs is None else
+        f"\nOn PostgreSQL, one store call (a one-row read, {CONCURRENT} at a time) cost the host "
+        f"{costs.through_store * 1e6:.0f} us of CPU through the store (pool checkout and return, "
+        f"the operation's timeout, one round trip), {costs.held_connection * 1e6:.0f} us on a "
+        f"connection held throughout, and {costs.pipelined * 1e6:.0f} us pipelined {CONCURRENT} "
+        "to a round trip on one connection (`bench/driver_costs.py`).\n")
 
 
 def races_table(results: RunResults) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.driver_costs import DriverCosts
 from bench.models import AdapterOverhead
 from bench.profiling import Profile
 from bench.races import RaceResult
@@ -42,6 +43,8 @@ class RunResults:
     """Per backend, seconds per message to read 5,000 from the store (fetching and decoding)."""
     runtime_cpu: float | None = None
     """CPU seconds per pause + resume over the in-memory store (process time, many cycles)."""
+    driver_costs: DriverCosts | None = None
+    """PostgreSQL: the host's CPU per statement through the store, on a held connection, pipelined."""
     runtime_only: tuple[float, float] | None = None
     """Median pause and resume of symfonic over an in-memory store: its cost without I/O."""
     seconds: float = 0.0

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.concurrency import measure_concurrency
+from bench.driver_costs import measure_driver_costs
 from bench.environment import Workspace, machine
 from bench.http_roundtrip import http_checks, http_section, http_table, measure_http
 from bench.langgraph_side import LangGraphSubject, LangGraphSyncSubject
@@ -128,6 +129,8 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
             concurrent, CONCURRENCY, plan.cycle_seconds)
         log(f"  {backend} throughput: {results.concurrency[backend]} "
             f"({time.perf_counter() - started:.0f} s)")
+        if backend == "postgres":
+            results.driver_costs = await measure_driver_costs(subjects[0].url)
     finally:
         for subject in subjects:
             await subject.close()
