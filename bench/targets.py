@@ -203,10 +203,16 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                          + ("nothing large is left on SQLite's side; each store call is one "
                             "statement on the loop, and the remainder is the runtime's own "
                             "0.3 ms." if backend == "sqlite" else
-                            "fewer round trips to the server: the resume's three reads (ledger "
-                            "row, turn state, new transcript rows) in one pipelined round trip, "
-                            "and the pause's read folded into its write, 7 driver calls a cycle "
-                            "down to about 4."))
+                            "fewer calls to the server. Each write is one round trip already "
+                            "(its checks made by the server, in its transaction); a cycle is 5 "
+                            "round trips in sequence (the pause's read and write, the resume's "
+                            "two reads, its claim beside the history read, its outcome) over 7 "
+                            "driver calls. Each pair the resume sends together could share one "
+                            "connection's pipeline (7 calls down to 5), and a warm host could "
+                            "trust its cached transcript instead of reading it before the model "
+                            "call, the write's position check catching a stale one (4 round "
+                            "trips, at the price of a second model call whenever another host "
+                            "moved the session on)."))
     for backend in ("sqlite", "postgres"):
         if ("bytes", backend) in missed:
             notes.append(
@@ -250,9 +256,9 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 f"work, in one process whose Python runs on one core at a time, while the "
                 f"database uses the other of the machine's 2 cores."
                 + _driver_note(results)
-                + " What would move it: fewer driver calls per cycle (the resume's reads "
-                "pipelined into one round trip, the pause's read folded into its write: 7 calls "
-                "down to about 4), the statements of concurrent turns grouped onto one "
+                + " What would move it: fewer driver calls per cycle (each pair of store calls "
+                "the resume sends together pipelined on one connection: 7 calls down to 5), the "
+                "statements of concurrent turns grouped onto one "
                 "connection's pipeline per turn of the loop, as the SQLite store groups its "
                 "writes, or serving from more than one process, which this target, one process, "
                 "does not count.")

@@ -173,8 +173,8 @@ async def test_a_connection_killed_mid_resume_never_runs_the_turn_twice(
             async with locker.transaction():
                 await lock_pause(locker, "s1")
                 (gate / "release-k1").touch()
-                await terminate(admin, await waiting_backend(
-                    admin, name, "UPDATE symfonic_pauses SET status = $1"))
+                await terminate(admin, await waiting_backend(  # the outcome, checked in SQL
+                    admin, name, "WITH finished AS (UPDATE symfonic_pauses SET status = $1"))
     first = (await resumer.receive())["results"][0]
 
     state = postgres_snapshot(postgres_url)

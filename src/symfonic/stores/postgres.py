@@ -4,8 +4,9 @@ psycopg 3 with a connection pool. The claim is one conditional ``UPDATE ... RETU
 READ COMMITTED a concurrent claimer blocks on the row lock, then re-checks ``status =
 'outstanding'`` against the committed row and matches nothing, so exactly one host wins however
 many race. A pause's transcript tail, turn state and ledger row (and its notifications) commit
-in one transaction. The outbox's claim locks the rows it picks with ``FOR UPDATE SKIP LOCKED``, so
-hosts claiming at once take different rows instead of queueing for the same ones.
+in one transaction, sent in one round trip (:mod:`symfonic.stores.postgres_writes`). The
+outbox's claim locks the rows it picks with ``FOR UPDATE SKIP LOCKED``, so hosts claiming at
+once take different rows instead of queueing for the same ones.
 
 Migrations run on open under a transaction-scoped advisory lock, so hosts starting together
 against an empty database migrate it exactly once. Driver errors never leave this module: they
@@ -25,7 +26,7 @@ from typing import Any
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services import ledger
-from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptConflict, TranscriptTail
+from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptTail
 from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
@@ -37,15 +38,17 @@ from symfonic.stores.sql_tasks import PostgresTasks, announce_pause_pg
 try:
     import psycopg
     from psycopg_pool import AsyncConnectionPool
+
+    from symfonic.stores import postgres_writes as writes
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
     raise ImportError("PostgreSQL support needs its extra: pip install 'symfonic[postgres]'") from missing
 
 Connection = psycopg.AsyncConnection[Any]
-Check = Callable[[], Awaitable[None]]
+Reader = writes.Reader
 _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic schema change
 
-_PAUSES = ("NEXT_SEQ", "INSERT_MESSAGE", "LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
-           "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT", "FINISH",
+_PAUSES = ("LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
+           "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT",
            "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "REVOKE",
            "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
            "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE")
@@ -99,14 +102,22 @@ class PostgresStore(PostgresTasks):
         return store
 
     async def setup(self) -> None:
-        """Apply pending migrations; concurrent hosts wait on the advisory lock, then find none."""
+        """Apply pending migrations; concurrent hosts wait on the advisory lock, then find none.
+
+        A database already current gets no DDL at all (even ``CREATE TABLE IF NOT EXISTS`` needs
+        the right to create), so a role allowed only to read and write rows can open one that
+        another role migrated.
+        """
 
         async def migrate(conn: Connection) -> None:
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            await conn.execute(sql.SCHEMA_TABLE)
+            found = await (await conn.execute("SELECT to_regclass('symfonic_schema')")).fetchone()
+            if found is None or found[0] is None:
+                await conn.execute(sql.SCHEMA_TABLE)
             row = await (await conn.execute(sql.SCHEMA_VERSION)).fetchone()
             for statement, parameters in sql.migration_plan(row):
                 await conn.execute(sql.to_format_style(statement), parameters or None)
+            await writes.install(conn)
 
         async with self._connection() as conn, conn.transaction():
             await migrate(conn)
@@ -119,8 +130,9 @@ class PostgresStore(PostgresTasks):
         return sql.messages_of(rows)
 
     async def append(self, tail: TranscriptTail) -> None:
-        async def write(conn: Connection) -> list[Check]:
-            return [await _append(conn, tail)]
+        async def write(conn: Connection) -> list[Reader]:
+            await writes.append(conn, tail)
+            return []
 
         await self._write(write)
 
@@ -134,20 +146,20 @@ class PostgresStore(PostgresTasks):
 
     # ledger
     async def issue(self, issue: PauseIssue) -> None:
-        async def write(conn: Connection) -> list[Check]:
-            checks = [await _append(conn, issue.tail)]
+        async def write(conn: Connection) -> list[Reader]:
+            await writes.append(conn, issue.tail)
             await conn.execute(_S["INSERT_CHECKPOINT"], (
                 issue.state.checkpoint_id, issue.state.scope.key, issue.state.session_id,
                 sql.dump_json(issue.state.to_dict())))
             await conn.execute(_S["INSERT_PAUSE"], sql.pause_row(issue.record))
             if issue.finishes is not None:
-                checks.append(await _finish(conn, issue.finishes))
+                await writes.finish(conn, issue.finishes)
             if issue.notifications:
                 async with conn.cursor() as cursor:
                     await cursor.executemany(_S["INSERT_NOTIFICATION"],
                                              sql.notification_rows(issue.notifications))
             await announce_pause_pg(conn, issue.record)  # to an A2A task's push configs, if any
-            return checks
+            return []
 
         await self._write(write)
 
@@ -180,11 +192,11 @@ class PostgresStore(PostgresTasks):
         return await self._rowcount(_S["INTERRUPT"], (jti,)) == 1
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
-        async def write(conn: Connection) -> list[Check]:
-            checks = [await _finish(conn, finish)]
+        async def write(conn: Connection) -> list[Reader]:
+            await writes.finish(conn, finish)
             if tail is not None:
-                checks.append(await _append(conn, tail))
-            return checks
+                await writes.append(conn, tail)
+            return []
 
         await self._write(write)
 
@@ -297,32 +309,29 @@ class PostgresStore(PostgresTasks):
         async with self._connection() as conn:
             return (await conn.execute(statement, params)).rowcount
 
-    async def _write(self, work: Callable[[Connection], Awaitable[list[Check]]]) -> None:
-        """One transaction, its statements pipelined: sent together, checked once answered.
+    async def _write(self, work: Callable[[Connection], Awaitable[list[Reader]]]) -> None:
+        """One transaction in one round trip: ``work`` queues its statements (checks included,
+        made by the server: :mod:`symfonic.stores.postgres_writes`), the Sync that ends the
+        pipeline commits them all or none, and then ``work``'s readers read their answers.
 
-        A pause is a handful of statements; sending them one round trip at a time cost more
-        than the commit itself. The checks (the transcript position, the claimed status) run
-        after the pipeline is synced and before the commit, so a failed one rolls it all back.
-
-        A connection found dead before the COMMIT was sent committed nothing, so the
-        transaction is tried again, once, on a fresh one (the server may have dropped pooled
-        connections that were idle only briefly). A failure at the COMMIT itself is ambiguous
-        and is raised for the caller to settle by reading the ledger.
+        A connection found dead before the Sync was sent committed nothing, so the write is
+        tried again, once, on a fresh one (the server may have dropped pooled connections that
+        were idle only briefly). A failure once the Sync was sent is ambiguous and is raised for
+        the caller to settle by reading the ledger.
         """
         for attempt in (1, 2):
             committing = False
             try:
-                async with self._connection() as conn, conn.transaction(), conn.pipeline() as pipe:
-                    checks = await work(conn)
-                    await pipe.sync()
-                    for check in checks:
-                        await check()
-                    committing = True
-                return
+                async with self._connection() as conn, conn.pipeline():
+                    readers = await work(conn)
+                    committing = True  # leaving the pipeline sends the Sync
+                break
             except StoreError as failed:
                 if attempt == 2 or committing or not _connection_lost(failed):
                     raise
                 await self._pool.check()
+        for read in readers:
+            await read()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:
@@ -336,13 +345,11 @@ class PostgresStore(PostgresTasks):
             raise StoreUnavailable(f"PostgreSQL did not answer within {self._timeout:g} s "
                                    "(down, unreachable, or every pooled connection busy)") from slow
         except psycopg.errors.UniqueViolation as error:
-            if error.diag.table_name == "symfonic_messages":
-                raise TranscriptConflict(f"another writer took the transcript position: {error}") from error
-            raise StoreError(f"PostgreSQL refused the write: {error}") from error
+            raise writes.refusal(error) or StoreError(f"PostgreSQL refused the write: {error}") from error
         except psycopg.OperationalError as error:
             raise StoreUnavailable(f"PostgreSQL failed: {error}") from error
         except psycopg.Error as error:
-            raise StoreError(f"PostgreSQL failed: {error}") from error
+            raise writes.refusal(error) or StoreError(f"PostgreSQL failed: {error}") from error
 
 
 IDLE_CHECK_SECONDS = 2.0
@@ -359,40 +366,3 @@ async def _check_when_idle(conn: Connection) -> None:
     last = _last_used.get(conn)
     if last is None or time.monotonic() - last > IDLE_CHECK_SECONDS:
         await AsyncConnectionPool.check_connection(conn)
-
-
-async def _append(conn: Connection, tail: TranscriptTail) -> Check:
-    """Queue the tail's rows; the check, run once the pipeline is answered, verifies the position.
-
-    Rows at positions the session already holds fail on the primary key; the check catches the
-    other mistake, a gap (the session shorter than ``tail.start``).
-    """
-    if not tail.messages:
-        return _nothing
-    position = await conn.execute(_S["NEXT_SEQ"], (tail.scope.key, tail.session_id))
-    async with conn.cursor() as cursor:
-        await cursor.executemany(_S["INSERT_MESSAGE"], sql.message_rows(tail))
-
-    async def check() -> None:
-        row = await position.fetchone()
-        have = 0 if row is None else int(row[0])
-        if have != tail.start:
-            raise TranscriptConflict(f"session {tail.session_id!r} holds {have} messages; the "
-                                     f"append expected {tail.start}")
-
-    return check
-
-
-async def _finish(conn: Connection, finish: Finish) -> Check:
-    cursor = await conn.execute(_S["FINISH"], (
-        finish.status, finish.finished_at, sql.dump_json(finish.outcome), finish.jti))
-
-    async def check() -> None:
-        if cursor.rowcount != 1:
-            raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
-
-    return check
-
-
-async def _nothing() -> None:
-    return None

@@ -1,0 +1,85 @@
+"""PostgreSQL writes in one round trip: the server makes their checks, and opening installs them
+without needing the right to change the schema when they are already current."""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from symfonic.services.conversation import StoreError, TranscriptConflict
+from symfonic.services.ledger import Finish
+from symfonic.stores import postgres_writes
+from symfonic.stores.postgres import PostgresStore
+from symfonic.testing.conformance import ACME, NOW, pause_issue, tail
+
+pytestmark = pytest.mark.postgres
+
+
+def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
+    return psycopg.connect(url, autocommit=True)
+
+
+async def test_a_refused_write_names_what_the_server_found_and_writes_nothing(postgres_url: str) -> None:
+    store = await PostgresStore.open(postgres_url)
+    try:
+        session = "it's 100% mine"  # quotes and a % that format() would read as a slot
+        await store.append(tail(ACME, session, 0, "a"))
+        with pytest.raises(TranscriptConflict, match="holds 1 messages; the append expected 3"):
+            await store.append(tail(ACME, session, 3, "gap"))
+        unclaimed = pause_issue()
+        await store.issue(unclaimed)
+        with pytest.raises(StoreError, match=r"is not claimed.*\(0 rows matched\)"):
+            await store.finish(Finish(jti=unclaimed.record.jti, status="completed", finished_at=NOW,
+                                      outcome={}), tail(ACME, session, 1, "b"))
+        assert [m.content for m in await store.load(ACME, session)] == ["a"]
+        assert (await store.get(unclaimed.record.jti)) == unclaimed.record
+    finally:
+        await store.close()
+
+
+async def test_a_role_that_may_only_read_and_write_rows_opens_a_migrated_database(
+        postgres_url: str) -> None:
+    await (await PostgresStore.open(postgres_url)).close()  # migrated by a role that may
+    role, password = f"symfonic_rows_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    with _admin(postgres_url) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        admin.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
+        admin.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
+    try:
+        parts = urlsplit(postgres_url)
+        limited = urlunsplit(parts._replace(netloc=f"{role}:{password}@{parts.netloc.rpartition('@')[2]}"))
+        store = await PostgresStore.open(limited)
+        try:
+            issue = pause_issue()
+            await store.issue(issue)
+            assert (await store.claim(issue.record.jti, NOW)).won
+            with pytest.raises(TranscriptConflict):
+                await store.append(tail(ACME, "s1", 0, "taken"))
+        finally:
+            await store.close()
+        with _admin(postgres_url) as admin, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            admin.execute(f"SET ROLE {role}")
+            admin.execute(f"CREATE OR REPLACE FUNCTION {postgres_writes.SIGNATURE} RETURNS BIGINT "
+                          "LANGUAGE sql AS 'SELECT $1'")  # the role could not have installed it
+    finally:
+        with _admin(postgres_url) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
+
+
+async def test_an_outdated_check_function_is_replaced_on_open(postgres_url: str) -> None:
+    await (await PostgresStore.open(postgres_url)).close()
+    with _admin(postgres_url) as admin:  # an earlier body that never refuses anything
+        admin.execute(f"CREATE OR REPLACE FUNCTION {postgres_writes.SIGNATURE} RETURNS BIGINT "
+                      "LANGUAGE plpgsql AS 'BEGIN RETURN $1; END'")
+    store = await PostgresStore.open(postgres_url)
+    try:
+        await store.append(tail(ACME, "s1", 0, "a"))
+        with pytest.raises(TranscriptConflict):
+            await store.append(tail(ACME, "s1", 5, "gap"))
+        assert [m.content for m in await store.load(ACME, "s1")] == ["a"]
+    finally:
+        await store.close()
