@@ -4,6 +4,7 @@ without needing the right to change the schema when they are already current."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -20,6 +21,15 @@ pytestmark = pytest.mark.postgres
 
 def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
     return psycopg.connect(url, autocommit=True)
+
+
+async def test_a_pool_whose_connections_would_not_autocommit_is_refused(postgres_url: str) -> None:
+    from psycopg_pool import AsyncConnectionPool
+
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+        postgres_url, open=False, kwargs={"autocommit": False})
+    with pytest.raises(ValueError, match="autocommit"):
+        PostgresStore(pool)
 
 
 async def test_a_refused_write_names_what_the_server_found_and_writes_nothing(postgres_url: str) -> None:

@@ -64,6 +64,12 @@ class PostgresStore(PostgresTasks):
     :class:`PostgresTasks`)."""
 
     def __init__(self, pool: AsyncConnectionPool[Connection], *, timeout: float = 5.0) -> None:
+        """``pool``'s connections must be in autocommit: a write commits at its pipeline's Sync,
+        and a claim as its statement ends (:meth:`open` makes such a pool)."""
+        if isinstance(pool.kwargs, dict) and not pool.kwargs.get("autocommit"):
+            raise ValueError("PostgresStore needs a pool of autocommit connections "
+                             "(kwargs={'autocommit': True}); in a transaction left open, writes "
+                             "would never commit")
         self._pool = pool
         self._timeout = timeout
 
