@@ -3,7 +3,7 @@
 The throughput at 32 concurrent sessions is bound by the host's one core (the concurrency part's
 CPU per cycle), and most of a cycle's CPU on PostgreSQL is the driver's, not symfonic's. This
 part shows where: the same one-row read (``store.get`` of a pause, a primary-key lookup that finds
-nothing) made three ways, 32 at a time as concurrent turns make them:
+nothing) made three ways, one after another in one task, so that only the path differs:
 
 - through the store: a connection checked out of the pool and returned, the operation's timeout,
   one statement and one round trip per call (what every store call does today);
@@ -16,7 +16,6 @@ connection (as the SQLite store groups its writes per turn of the loop) would sa
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 
@@ -41,10 +40,11 @@ async def measure_driver_costs(url: str, statements: int = 3200) -> DriverCosts:
     store = await PostgresStore.open(url)
     rounds = max(1, statements // CONCURRENT)
     try:
-        await asyncio.gather(*(store.get("warm-up") for _ in range(CONCURRENT)))
+        for _ in range(CONCURRENT):
+            await store.get("warm-up")
         cpu = time.process_time()
-        for _ in range(rounds):
-            await asyncio.gather(*(store.get("absent") for _ in range(CONCURRENT)))
+        for _ in range(rounds * CONCURRENT):
+            await store.get("absent")
         through_store = (time.process_time() - cpu) / (rounds * CONCURRENT)
         async with store._pool.connection() as conn:
             cpu = time.process_time()

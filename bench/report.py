@@ -173,7 +173,7 @@ def concurrency_table(results: RunResults) -> str:
     return table(["backend", "concurrent sessions", "symfonic", "LangGraph (async saver)",
                   "symfonic / LangGraph", "client CPU ms per cycle, symfonic / LangGraph"], rows) + (
         "" if costs is None else
-        f"\nOn PostgreSQL, one store call (a one-row read, {CONCURRENT} at a time) cost the host "
+        f"\nOn PostgreSQL, one store call (a one-row read, one call after another) cost the host "
         f"{costs.through_store * 1e6:.0f} us of CPU through the store (pool checkout and return, "
         f"the operation's timeout, one round trip), {costs.held_connection * 1e6:.0f} us on a "
         f"connection held throughout, and {costs.pipelined * 1e6:.0f} us pipelined {CONCURRENT} "

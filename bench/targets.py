@@ -288,4 +288,4 @@ def _driver_note(results: RunResults) -> str:
             f"store, {costs.held_connection * 1e6:.0f} us for the same statement on a connection "
             f"held throughout (no pool checkout, no timeout) and {costs.pipelined * 1e6:.0f} us "
             f"when {CONCURRENT} share one round trip (the throughput section): {plumbing:.0%} of "
-            f"a call is its own plumbing, not its statement.")
+            f"a call is the pool, the timeout and a round trip of its own, not its statement.")
