@@ -1,7 +1,8 @@
 """The one command: symfonic and LangGraph, side by side, on SQLite and PostgreSQL.
 
-    python -m bench.run            # full run (~10 min on 2 cores), writes docs/benchmarks.md
-    python -m bench.run --quick    # smoke run (< 1 min), prints the tables only
+    python -m bench.calibrate      # seconds: is this machine as fast as the report's?
+    python -m bench.run            # full run (15-60 min on 2 cores), writes docs/benchmarks.md
+    python -m bench.run --quick    # smoke run (several minutes), prints the tables only
 
 Run from the repository root with the ``bench`` extra installed (``pip install -e '.[bench]'``).
 PostgreSQL comes from ``--postgres`` (default ``$BENCH_POSTGRES_URL``, else
@@ -283,7 +284,7 @@ async def run(args: argparse.Namespace,
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a short smoke run (< 1 minute)")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run (several minutes)")
     parser.add_argument("--postgres", default=os.environ.get("BENCH_POSTGRES_URL", DEFAULT_POSTGRES),
                         help="a PostgreSQL server URL whose user may create databases")
     parser.add_argument("--no-postgres", action="store_true", help="measure SQLite only")
