@@ -8,9 +8,9 @@ checkpoint row of its own (their primary key grows with the ledger too). Transcr
 session, not per ledger: not seeded. PostgreSQL is vacuumed after the load, as autovacuum soon
 would, so that it does not run during the timings.
 
-``python -m bench.ledger_size [--quick] [--no-postgres]`` prints the section
-(:mod:`bench.ledger_report`); ``python -m
-bench.ledger_size sweep URL BATCH`` sweeps as another process would (``symfonic pauses sweep``).
+``python -m bench.ledger_size [--quick] [--no-postgres]`` prints the section (rendered by
+:mod:`bench.ledger_report`); ``python -m bench.ledger_size sweep URL BATCH`` sweeps as another
+process would (``symfonic pauses sweep``).
 """
 
 from __future__ import annotations

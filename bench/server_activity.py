@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COUNTERS = (
-    "SELECT checkpoints_timed + checkpoints_req, checkpoints_req, "
-    "checkpoint_write_time + checkpoint_sync_time, "
-    "(SELECT wal_bytes FROM pg_stat_wal), "
-    "(SELECT COALESCE(SUM(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables "
-    " WHERE relname LIKE 'symfonic_%') FROM pg_stat_bgwriter"
-)
+_OTHERS = ("(SELECT wal_bytes FROM pg_stat_wal), "
+           "(SELECT COALESCE(SUM(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables "
+           " WHERE relname LIKE 'symfonic%')")
+COUNTERS = {
+    "pg_stat_checkpointer": ("SELECT num_timed + num_requested, num_requested, write_time + sync_time, "
+                             f"{_OTHERS} FROM pg_stat_checkpointer"),
+    "pg_stat_bgwriter": ("SELECT checkpoints_timed + checkpoints_req, checkpoints_req, "
+                         f"checkpoint_write_time + checkpoint_sync_time, {_OTHERS} FROM pg_stat_bgwriter"),
+}
+"""The checkpointer's counters moved to their own view in PostgreSQL 17."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,9 @@ def activity(url: str) -> Activity | None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SELECT pg_stat_clear_snapshot()")
-        row = conn.execute(COUNTERS).fetchone()
+        newer = conn.execute("SELECT to_regclass('pg_catalog.pg_stat_checkpointer')").fetchone()
+        view = "pg_stat_checkpointer" if newer is not None and newer[0] is not None else "pg_stat_bgwriter"
+        row = conn.execute(COUNTERS[view]).fetchone()
     assert row is not None
     checkpoints, requested, spent, wal, vacuums = row
     return Activity(int(checkpoints), int(requested), float(spent), int(wal), int(vacuums))

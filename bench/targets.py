@@ -201,8 +201,10 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                          "be durable before any tool runs, or a crash could run the rest twice. "
                          "What would move the rest: "
                          + ("nothing large is left on SQLite's side; each store call is one "
-                            "statement on the loop, and the remainder is the runtime's own "
-                            "0.3 ms." if backend == "sqlite" else
+                            "statement on the loop, and the remainder is the runtime's own work"
+                            + ("" if results.runtime_only is None else
+                               f" ({ms(sum(results.runtime_only))} ms a cycle)") + "."
+                            if backend == "sqlite" else
                             "fewer calls to the server. Each write is one round trip already "
                             "(its checks made by the server, in its transaction); a cycle is 5 "
                             "round trips in sequence (the pause's read and write, the resume's "
