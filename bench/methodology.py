@@ -102,6 +102,10 @@ pause.
 server), so absolute times move from run to run, PostgreSQL's most (see the p95 columns).
 Ratios are taken from systems measured alternately within the same samples, which is what makes
 them comparable; a target close to its threshold can still pass in one run and miss in the next.
+The machines themselves differ by several times from one day to the next, which moves every
+absolute target (CPU per cycle, microseconds per message, a page's milliseconds): `python -m
+bench.calibrate` compares a machine with this report's in a few seconds (CPU per in-memory cycle,
+floor commit) before a full run.
 
 **Profiles.** pyinstrument (0.5 ms interval, async mode) over a few pause + resume cycles per
 cell, seeding excluded; trees trimmed to frames above 3% of the total, and the hottest functions
