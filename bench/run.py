@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.calibrate import runtime_only
 from bench.concurrency import measure_concurrency
 from bench.driver_costs import measure_driver_costs
 from bench.environment import Workspace, machine
@@ -32,7 +33,6 @@ from bench.latency import (
     Subject,
     measure_cell,
     median,
-    plain_cycles,
     summary,
     warm_up,
 )
@@ -118,7 +118,7 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
         results.floor[backend] = floor_times
         results.decoding[backend], results.reading[backend] = await _decoding(subjects[0])
         if backend == "sqlite":
-            results.runtime_only, results.runtime_cpu = await _runtime_only(plan.floor_samples)
+            results.runtime_only, results.runtime_cpu = await runtime_only(plan.floor_samples)
         if plan.profile_cycles:
             await _profile(backend, subjects, plan, results)
         if backend == "sqlite":
@@ -138,20 +138,6 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
         for probe in probes.values():
             probe.close()  # type: ignore[attr-defined]
         floor.close()
-
-
-async def _runtime_only(samples: int) -> tuple[tuple[float, float], float]:
-    """symfonic's own cost: the same cycle on an in-memory store (no I/O, no thread): the median
-    pause and resume, and the CPU time per cycle (process time over all of them)."""
-    subject = await SymfonicSubject("memory", "memory://").open()
-    try:
-        await plain_cycles(subject, 20)
-        started = time.process_time()
-        pauses, resumes = await plain_cycles(subject, samples)
-        cpu = (time.process_time() - started) / samples
-    finally:
-        await subject.close()
-    return (median(pauses), median(resumes)), cpu
 
 
 async def _decoding(subject: SymfonicSubject, count: int = 5000) -> tuple[float, float]:

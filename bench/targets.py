@@ -286,8 +286,6 @@ def _driver_note(results: RunResults) -> str:
     if costs is None:
         return ""
     plumbing = 1 - costs.pipelined / costs.through_store
-    return (f" Per store call the host spent {costs.through_store * 1e6:.0f} us of CPU through the "
-            f"store, {costs.held_connection * 1e6:.0f} us for the same statement on a connection "
-            f"held throughout (no pool checkout, no timeout) and {costs.pipelined * 1e6:.0f} us "
-            f"when {CONCURRENT} share one round trip (the throughput section): {plumbing:.0%} of "
-            f"a call is the pool, the timeout and a round trip of its own, not its statement.")
+    return (f" A store call cost the host {costs.through_store * 1e6:.0f} us of CPU, {plumbing:.0%} "
+            f"of it the pool, the timeout and a round trip of its own rather than its statement "
+            f"(the throughput section, against {CONCURRENT} statements sharing one round trip).")

@@ -43,7 +43,7 @@ try:
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
     raise ImportError("PostgreSQL support needs its extra: pip install 'symfonic[postgres]'") from missing
 
-Connection = psycopg.AsyncConnection[Any]
+Connection = writes.Connection
 Reader = writes.Reader
 _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic schema change
 
