@@ -21,6 +21,7 @@ from pathlib import Path
 
 from bench.latency import median, plain_cycles
 from bench.probes import SqliteFloor
+from bench.reference import measure_speed
 from bench.symfonic_side import SymfonicSubject
 
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -65,6 +66,9 @@ def main() -> None:
           + (f" (the report: {their_cpu:.2f} ms, {cpu / their_cpu:.1f}x)" if their_cpu else ""))
     print(f"SQLite floor commit: {floor:.2f} ms"
           + (f" (the report: {their_floor:.2f} ms, {floor / their_floor:.1f}x)" if their_floor else ""))
+    speed = measure_speed()
+    print("Against the machine the absolute targets were read on: "
+          + ("unknown (no git history)" if speed is None else speed.describe()))
     if their_cpu:
         verdict = "comparable" if cpu <= SAME * their_cpu else "slower than the report's"
         print(f"This machine is {verdict} for symfonic's own work (within {SAME}x counts as "

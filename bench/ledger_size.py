@@ -338,8 +338,8 @@ def main() -> None:
     results = measure_ledger(quick="--quick" in sys.argv,
                              postgres=None if "--no-postgres" in sys.argv else DEFAULT)
     print(ledger_section(results))
-    for target, measured, passed in ledger_checks(results):
-        print(f"{'PASS' if passed else 'MISS'}  {target}: {measured}")
+    for check in ledger_checks(results):
+        print(f"{'PASS' if check.passed else 'MISS'}  {check.target}: {check.measured}")
 
 
 if __name__ == "__main__":

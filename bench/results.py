@@ -11,6 +11,7 @@ from bench.driver_costs import DriverCosts
 from bench.models import AdapterOverhead
 from bench.profiling import Profile
 from bench.races import RaceResult
+from bench.reference import Speed
 from bench.workload import Plan
 
 SYMFONIC = "symfonic"
@@ -47,6 +48,8 @@ class RunResults:
     """PostgreSQL: the host's CPU per statement through the store, on a held connection, pipelined."""
     runtime_only: tuple[float, float] | None = None
     """Median pause and resume of symfonic over an in-memory store: its cost without I/O."""
+    speed: Speed | None = None
+    """This machine against the one the absolute targets were read on (bench/reference.py)."""
     seconds: float = 0.0
 
 

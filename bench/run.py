@@ -44,6 +44,7 @@ from bench.probes import PgFloor, PgWal, SqliteFloor, SqliteWal
 from bench.profiling import profile_cycles
 from bench.queueing import QueueResult, measure_queue, queue_section, queue_table
 from bench.races import run_races
+from bench.reference import measure_speed
 from bench.report import console, markdown
 from bench.results import LABELS, RunResults
 from bench.symfonic_side import SCOPE, OtherHostSubject, SymfonicSubject
@@ -119,6 +120,10 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
         results.decoding[backend], results.reading[backend] = await _decoding(subjects[0])
         if backend == "sqlite":
             results.runtime_only, results.runtime_cpu = await runtime_only(plan.floor_samples)
+            results.speed = measure_speed()
+            results.machine["speed against the targets' reference"] = (
+                "unknown (no git history to take the reference commit from)" if results.speed is None
+                else results.speed.describe())
         if plan.profile_cycles:
             await _profile(backend, subjects, plan, results)
         if backend == "sqlite":
@@ -223,8 +228,10 @@ def own_parts(quick: bool, postgres: str | None) -> tuple[list[Check], list[str]
     http = measure_http(quick)
     log("memory: a host's RSS over 100,000 sessions")
     memory = measure_memory(quick)
-    for found, section, table in ((ledger_checks(ledger), ledger_section(ledger), ledger_table(ledger)),
-                                  (http_checks(http), http_section(http), http_table(http)),
+    checks += ledger_checks(ledger)
+    sections.append(ledger_section(ledger))
+    tables.append(ledger_table(ledger))
+    for found, section, table in ((http_checks(http), http_section(http), http_table(http)),
                                   (memory_checks(memory), memory_section(memory),
                                    memory_table(memory))):
         checks += [Check(target, measured, passed, ("own part", target))
