@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from symfonic import Message, Scope
@@ -83,3 +85,77 @@ async def test_empty_sessions_are_not_kept_and_every_session_counts() -> None:
     await append(store, 0, "1", "2", session="s")
     await transcripts.load(ACME, "s")
     assert transcripts.held == 3  # two messages and the session's own entry
+
+
+class GatedStore(CountingStore):
+    """Holds each read whose ``start`` is in :attr:`held` until :attr:`gate` opens, so that
+    two loads of one session overlap in a chosen order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.held: set[int] = set()
+
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        rows = await super().load(scope, session_id, upto, start)
+        if start in self.held:
+            await self.gate.wait()
+        return rows
+
+
+def contents(messages: Sequence[Message]) -> list[str]:
+    return [m.content for m in messages]
+
+
+async def test_a_session_grows_in_place_by_its_new_messages_only() -> None:
+    store = CountingStore()
+    transcripts = await cached(store)
+    await append(store, 0, "a", "b")
+    handed = await transcripts.load(ACME, "s")
+    entry = transcripts._sessions[(ACME.key, "s")]
+    await append(store, 2, "c")
+    assert contents(await transcripts.load(ACME, "s")) == ["a", "b", "c"]
+    assert transcripts._sessions[(ACME.key, "s")] is entry  # extended, not copied
+    assert contents(handed) == ["a", "b"]  # what a caller was handed never changes under it
+    assert transcripts.held == 4
+
+
+async def test_overlapping_loads_leave_the_transcript_once_and_in_order() -> None:
+    store = GatedStore()
+    transcripts = await cached(store)
+    await append(store, 0, "a", "b")
+    await transcripts.load(ACME, "s")
+    await append(store, 2, "c", "d")
+    store.held = {2}
+    slow = asyncio.create_task(transcripts.load(ACME, "s"))  # reads c, d; held
+    await asyncio.sleep(0)
+    store.held = set()
+    assert contents(await transcripts.load(ACME, "s", upto=3)) == ["a", "b", "c"]
+    store.gate.set()
+    assert contents(await slow) == ["a", "b", "c", "d"]  # its c was held already: only d added
+    await append(store, 4, "e")
+    assert contents(await transcripts.load(ACME, "s")) == ["a", "b", "c", "d", "e"]
+    assert transcripts.held == 6
+    assert store.read[-1] == (4, None)
+
+
+async def test_a_load_outlasting_an_eviction_keeps_the_longer_prefix() -> None:
+    store = GatedStore()
+    transcripts = await cached(store, capacity=6)
+    await append(store, 0, "a", "b", "c")
+    await transcripts.load(ACME, "s")
+    await append(store, 3, "d")
+    store.held = {3}
+    slow = asyncio.create_task(transcripts.load(ACME, "s"))  # from 3, held
+    await asyncio.sleep(0)
+    store.held = set()
+    await append(store, 0, "1", "2", "3", session="t")
+    await transcripts.load(ACME, "t")  # evicts s
+    assert contents(await transcripts.load(ACME, "s", upto=2)) == ["a", "b"]  # s again, shorter
+    store.gate.set()
+    assert contents(await slow) == ["a", "b", "c", "d"]
+    before = len(store.read)
+    assert contents(await transcripts.load(ACME, "s")) == ["a", "b", "c", "d"]
+    assert len(store.read) == before + 1 and store.read[-1] == (4, None)
+    assert transcripts.held <= 6

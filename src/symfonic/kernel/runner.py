@@ -29,6 +29,7 @@ from symfonic.kernel.interrupts import InvocationPaused
 from symfonic.kernel.messages import Message, ModelReply, TextChunk, ToolCall, Usage
 from symfonic.kernel.model import Model, ModelProtocolError, OutputInvalid, OutputSpec, stream_of
 from symfonic.kernel.plan import Plan
+from symfonic.kernel.shown import ShownMessages
 from symfonic.kernel.stages import (
     AnsweredCall,
     ApprovedCall,
@@ -164,7 +165,7 @@ class InvocationRunner:
                         f"the model was still calling tools after {self._max_rounds} rounds")
                 rounds += 1
                 reply: ModelReply | None = None
-                shown = (*self._preamble, *self._messages)
+                shown = ShownMessages(self._preamble, self._messages)
                 items = stream_of(self._model, shown, self._schemas, self._output).__aiter__()
                 while (item := await self._bounded(anext(items, None))) is not None:
                     if isinstance(item, TextChunk):

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from symfonic.kernel.messages import Message, ModelReply
 from symfonic.kernel.model import ModelError
+from symfonic.kernel.shown import ShownMessages
 from symfonic.kernel.tooling import ToolSchema
 from symfonic.models.base import CompleteOnlyModel
 
@@ -29,7 +30,11 @@ class FunctionModel(CompleteOnlyModel):
         self.name = name or getattr(policy, "__qualname__", "function")
 
     async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
-        reply = self.policy(tuple(messages), tuple(tools))
+        # The policy gets a sequence it cannot change. What the runner hands over is one already
+        # (a window over the turn's transcript), so only another caller's list is copied: a copy
+        # per round would cost the length of the session before the policy saw anything.
+        shown = messages if isinstance(messages, tuple | ShownMessages) else tuple(messages)
+        reply = self.policy(shown, tuple(tools))
         if inspect.isawaitable(reply):
             reply = await reply
         if not isinstance(reply, ModelReply):

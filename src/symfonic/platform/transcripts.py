@@ -41,8 +41,9 @@ class CachedTranscripts:
         key = (scope.key, session_id)
         known = self._sessions.get(key, [])
         if upto is None or upto > len(known):
-            fresh = await (await self._store()).load(scope, session_id, upto, start=len(known))
-            known = self._remember(key, known, fresh)
+            offset = len(known)
+            fresh = await (await self._store()).load(scope, session_id, upto, start=offset)
+            known = self._remember(key, known, offset, fresh)
         elif key in self._sessions:
             self._sessions.move_to_end(key)
         return known[start:upto]
@@ -50,22 +51,30 @@ class CachedTranscripts:
     async def append(self, tail: TranscriptTail) -> None:
         await (await self._store()).append(tail)
 
-    def _remember(self, key: tuple[str, str], known: list[Message],
+    def _remember(self, key: tuple[str, str], known: list[Message], offset: int,
                   fresh: list[Message]) -> list[Message]:
-        # A concurrent load may have extended the entry meanwhile: keep the longer prefix.
-        current = self._sessions.pop(key, None)
-        if current is not None:
-            self._held -= _weight(current)
-        else:
-            current = []
-        merged = [*known, *fresh] if len(known) + len(fresh) >= len(current) else current
-        if merged and _weight(merged) <= self._capacity:
-            self._sessions[key] = merged
-            self._held += _weight(merged)
+        """Extend the session's entry, in place, with ``fresh``: the store's messages from
+        position ``offset``, the length ``known`` had when they were asked for.
+
+        Entries never leave the cache (:meth:`load` hands out slices), so growing one in place
+        is safe, and a long session costs its new messages rather than a copy of all of them.
+        Meanwhile a concurrent load may have extended the entry (only what lies beyond it is
+        added), or it may have been evicted and read again from the start, shorter than
+        ``offset`` (then ``known``, which reaches it, takes its place)."""
+        entry = self._sessions.pop(key, None)
+        if entry is not None:
+            self._held -= _weight(entry)
+        if entry is None or len(entry) < offset:
+            entry = known
+        if len(entry) < offset + len(fresh):
+            entry.extend(fresh[len(entry) - offset:])
+        if entry and _weight(entry) <= self._capacity:
+            self._sessions[key] = entry
+            self._held += _weight(entry)
             while self._held > self._capacity:
                 _, evicted = self._sessions.popitem(last=False)
                 self._held -= _weight(evicted)
-        return merged
+        return entry
 
     @property
     def held(self) -> int:
