@@ -120,6 +120,31 @@ async def measure_cell(subjects: Sequence[Subject], probes: dict[str, Probe], hi
     return results
 
 
+async def warm_pauses(subject: Subject, pairs: int, history: int) -> tuple[list[float], list[float]]:
+    """A warm host's pause at history 0 and at ``history``, alternating session by session.
+
+    The history cells run one after the other, so by the time the last is measured the database
+    and the process's heap hold everything the earlier ones left, and comparing its pause with
+    the first cell's measures that as much as the history. Here both kinds of session take turns
+    on the same host in the same state, so the ratio is the history's alone. Each pause is
+    resumed (untimed), as in the cells."""
+    short: list[float] = []
+    long: list[float] = []
+    run = uuid.uuid4().hex[:8]
+    for index in range(pairs):
+        order = [(0, short), (history, long)]
+        for count, times in (order if index % 2 == 0 else reversed(order)):
+            session = f"warm-{run}-{count}-{index}"
+            await subject.seed(session, count)
+            gc.collect(1)
+            started = time.perf_counter()
+            handle = await subject.pause(session)
+            times.append(time.perf_counter() - started)
+            gc.collect(1)
+            await subject.resume(handle)
+    return short, long
+
+
 async def warm_up(subjects: Sequence[Subject], cycles: int) -> None:
     """Imports, caches, prepared statements and the first WAL growth, outside any measurement."""
     for subject in subjects:

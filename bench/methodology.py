@@ -39,6 +39,10 @@ order flips between samples. The garbage collector stays on; objects allocated b
 measurements (imports, warm-up) are frozen with `gc.freeze()`, and the young generations are
 collected before each operation (untimed), so each operation pays for its own garbage only. Medians and p95
 (inclusive quantiles) over the samples listed. The round trip is pause + resume of one sample.
+The history cells run one after the other, so the last one's database and heap hold what the
+earlier ones left; the warm pause's target is read instead from pauses of one host taken
+alternately at history 0 and 5,000 after the cells (the warm host's pause table), each resumed
+untimed, so that both see the same database and heap and the ratio is the history's alone.
 
 **Bytes and commits, SQLite.** Before each operation (untimed) the probe runs
 `PRAGMA wal_checkpoint(RESTART)` and commits one row of its own, so the WAL starts over under new

@@ -37,6 +37,7 @@ def markdown(results: RunResults, extra: Sequence[Check] = (),
         "### What bounds the misses\n", bounds(results, checks),
         "## Pause + resume round trip (median, ms)\n", round_trip_table(results),
         "## Latency (ms): median and p95\n", latency_table(results),
+        "### A warm host's pause, histories 0 and 5,000 alternating\n", warm_table(results),
         "## Writes per operation (median bytes in the log; commits per sample)\n",
         writes_table(results),
         "## Floor: a minimal durable commit on the same database\n", floor_table(results),
@@ -124,6 +125,14 @@ def latency_table(results: RunResults) -> str:
                              f"{ms(cell['round_trip_p50'])} / {ms(cell['round_trip_p95'])}"])
     return table(["backend", "history", "system", "pause p50 / p95", "resume p50 / p95",
                    "round trip p50 / p95"], rows)
+
+
+def warm_table(results: RunResults) -> str:
+    rows = [[backend, str(len(short)), f"{ms(median(short))} / {ms(p95(short))}",
+             f"{ms(median(long))} / {ms(p95(long))}", f"{median(long) / median(short):.2f}x"]
+            for backend, (short, long) in results.warm.items()]
+    return table(["backend", "pauses of each", "history 0: p50 / p95 (ms)",
+                  "history 5,000: p50 / p95 (ms)", "p50 ratio"], rows)
 
 
 def writes_table(results: RunResults) -> str:

@@ -48,6 +48,8 @@ class RunResults:
     """PostgreSQL: the host's CPU per statement through the store, on a held connection, pipelined."""
     runtime_only: tuple[float, float] | None = None
     """Median pause and resume of symfonic over an in-memory store: its cost without I/O."""
+    warm: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    """Per backend, a warm host's pauses at history 0 and 5,000, taken alternately."""
     speed: Speed | None = None
     """This machine against the one the absolute targets were read on (bench/reference.py)."""
     seconds: float = 0.0

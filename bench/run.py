@@ -34,6 +34,7 @@ from bench.latency import (
     measure_cell,
     median,
     summary,
+    warm_pauses,
     warm_up,
 )
 from bench.ledger_report import ledger_checks, ledger_section, ledger_table
@@ -46,7 +47,7 @@ from bench.queueing import QueueResult, measure_queue, queue_section, queue_tabl
 from bench.races import run_races
 from bench.reference import measure_speed
 from bench.report import console, markdown
-from bench.results import LABELS, RunResults
+from bench.results import LABELS, SYMFONIC, RunResults
 from bench.symfonic_side import SCOPE, OtherHostSubject, SymfonicSubject
 from bench.targets import Check, fastest_langgraph
 from bench.tracing import TracingResult, measure_tracing, tracing_section, tracing_table
@@ -114,6 +115,8 @@ async def bench_backend(backend: str, workspace: Workspace, plan: Plan, results:
                                        floor if history == 0 else None, floor_times)
             results.latency[backend][history] = {name: summary(s) for name, s in cells.items()}
             _progress(backend, history, results.latency[backend][history], time.perf_counter() - started)
+        symfonic = next(s for s in subjects if s.system == SYMFONIC)
+        results.warm[backend] = await warm_pauses(symfonic, plan.warm_pairs, max(HISTORIES))
         while len(floor_times) < plan.floor_samples:
             floor_times.append(floor.commit())
         results.floor[backend] = floor_times

@@ -60,6 +60,7 @@ class Plan:
         profile_cycles: Cycles per profiled cell; 0 skips profiling.
         sync_langgraph: Also measure LangGraph's sync savers (latency cells only).
         adapter_rounds: Streamed rounds timed per model adapter, and as many SDK calls alone.
+        warm_pairs: symfonic pauses timed at history 0 and 5,000, alternating (each of both).
     """
 
     samples: dict[int, int]
@@ -69,15 +70,16 @@ class Plan:
     profile_cycles: int
     sync_langgraph: bool
     adapter_rounds: int = 200
+    warm_pairs: int = 40
 
     @classmethod
     def full(cls) -> Plan:
         return cls(samples={0: 150, 100: 80, 1000: 30, 5000: 20}, floor_samples=300,
                    cycle_seconds=4.0, race_trials=20, profile_cycles=15,
-                   sync_langgraph=True, adapter_rounds=300)
+                   sync_langgraph=True, adapter_rounds=300, warm_pairs=60)
 
     @classmethod
     def quick(cls) -> Plan:
         return cls(samples={0: 10, 100: 5, 1000: 3, 5000: 2}, floor_samples=50,
                    cycle_seconds=0.5, race_trials=2, profile_cycles=0, sync_langgraph=False,
-                   adapter_rounds=20)
+                   adapter_rounds=20, warm_pairs=4)
