@@ -29,7 +29,6 @@ from symfonic.kernel.interrupts import InvocationPaused
 from symfonic.kernel.messages import Message, ModelReply, TextChunk, ToolCall, Usage
 from symfonic.kernel.model import Model, ModelProtocolError, OutputInvalid, OutputSpec, stream_of
 from symfonic.kernel.plan import Plan
-from symfonic.kernel.shown import ShownMessages
 from symfonic.kernel.stages import (
     AnsweredCall,
     ApprovedCall,
@@ -40,6 +39,7 @@ from symfonic.kernel.stages import (
     run_stages,
 )
 from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInputRequired, ToolInvocation
+from symfonic.kernel.windows import Joined, ReadOnlyMessages, Window
 
 logger = logging.getLogger("symfonic.kernel")
 T = TypeVar("T")
@@ -97,7 +97,10 @@ class InvocationRunner:
         self._preamble = tuple(preamble)
         self._plan = plan
         self._request = request
-        self._messages = [*history, *new_input]
+        # The history is shared, not copied (a window over the host's cached transcript, or a
+        # tuple): only the turn's own messages form a list, which the rounds append to.
+        self._history = history if isinstance(history, tuple | ReadOnlyMessages) else tuple(history)
+        self._own = list(new_input)
         self._stored = len(history)
         self._resume = resume
         self._max_rounds = max_rounds
@@ -111,7 +114,7 @@ class InvocationRunner:
     @property
     def unsaved(self) -> tuple[Message, ...]:
         """Messages this run produced (and its new input) that nothing has stored yet."""
-        return tuple(self._messages[self._stored:])
+        return tuple(self._own[self._stored - len(self._history):])
 
     @property
     def usage(self) -> Usage:
@@ -131,7 +134,7 @@ class InvocationRunner:
 
     def stored(self, count: int) -> None:
         """The first ``count`` of :attr:`unsaved` are now stored (progress made durable mid-run)."""
-        if not 0 <= count <= len(self._messages) - self._stored:
+        if not 0 <= count <= len(self._history) + len(self._own) - self._stored:
             raise ValueError(f"cannot mark {count} messages stored; {self.unsaved!r} are unsaved")
         self._stored += count
 
@@ -165,7 +168,7 @@ class InvocationRunner:
                         f"the model was still calling tools after {self._max_rounds} rounds")
                 rounds += 1
                 reply: ModelReply | None = None
-                shown = ShownMessages(self._preamble, self._messages)
+                shown = Joined(self._preamble, self._history, Window(self._own))
                 items = stream_of(self._model, shown, self._schemas, self._output).__aiter__()
                 while (item := await self._bounded(anext(items, None))) is not None:
                     if isinstance(item, TextChunk):
@@ -181,7 +184,7 @@ class InvocationRunner:
                 calls = tuple(reply.tool_calls)
                 if len({call.id for call in calls}) != len(calls):
                     raise ModelProtocolError("the model used one tool call id twice in a round")
-                self._messages.append(Message("assistant", reply.text or "", calls,
+                self._own.append(Message("assistant", reply.text or "", calls,
                                               provider=reply.provider))
                 if not calls:
                     finished = self._final(reply.text or "")
@@ -210,7 +213,7 @@ class InvocationRunner:
                 except ToolInputRequired as asked:
                     content = await self._bounded(self._ask(calls[index:], resolved, asked))
                     is_error = True
-                self._messages.append(Message("tool", content, tool_call_id=call.id))
+                self._own.append(Message("tool", content, tool_call_id=call.id))
                 yield ToolCallCompleted(run_id=run_id, call_id=call.id, name=call.name,
                                         result=content, is_error=is_error)
 
@@ -271,7 +274,7 @@ class InvocationRunner:
                 raise OutputInvalid(f"the final answer does not fit {self._output.name}: {invalid}",
                                     output=text) from None
             self._corrections -= 1
-            self._messages.append(Message("user", (
+            self._own.append(Message("user", (
                 f"Your answer does not fit the required {self._output.name} schema: {invalid}. "
                 "Answer again with only the JSON value, matching the schema exactly.")))
             return None

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from symfonic.kernel.messages import Message, ModelReply
 from symfonic.kernel.model import ModelError
-from symfonic.kernel.shown import ShownMessages
 from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.windows import ReadOnlyMessages
 from symfonic.models.base import CompleteOnlyModel
 
 ModelPolicy = Callable[
@@ -33,7 +33,7 @@ class FunctionModel(CompleteOnlyModel):
         # The policy gets a sequence it cannot change. What the runner hands over is one already
         # (a window over the turn's transcript), so only another caller's list is copied: a copy
         # per round would cost the length of the session before the policy saw anything.
-        shown = messages if isinstance(messages, tuple | ShownMessages) else tuple(messages)
+        shown = messages if isinstance(messages, tuple | ReadOnlyMessages) else tuple(messages)
         reply = self.policy(shown, tuple(tools))
         if inspect.isawaitable(reply):
             reply = await reply

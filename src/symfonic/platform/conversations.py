@@ -15,6 +15,7 @@ caller's. A transport still checks the token's tenant against its caller's befor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from symfonic.kernel.messages import Message
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 async def conversation_upto(token: str, *, continuation: LedgerContinuation,
-                            transcripts: TranscriptService, store: Store) -> list[Message]:
+                            transcripts: TranscriptService, store: Store) -> Sequence[Message]:
     """The messages of the pause's session up to the pause, oldest first.
 
     A pause whose turn state is gone (a store that prunes them) falls back to the transcript up

@@ -278,8 +278,8 @@ class Host:
 
     async def conversation(self, token: str) -> list[Message]:
         """The pause's session up to the pause (see :mod:`~symfonic.platform.conversations`)."""
-        return await conversation_upto(token, continuation=self.continuation,
-                                       transcripts=self.transcripts, store=await self.store())
+        return list(await conversation_upto(token, continuation=self.continuation,
+                                            transcripts=self.transcripts, store=await self.store()))
 
     async def revoke(self, token: str) -> bool:
         """Withdraw an outstanding pause; False when it was no longer outstanding.

@@ -16,10 +16,11 @@ resumes served elsewhere) would otherwise gather entries that the bound never sa
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
+from symfonic.kernel.windows import Window
 from symfonic.services.conversation import TranscriptService, TranscriptTail
 
 DEFAULT_CAPACITY = 200_000
@@ -37,7 +38,7 @@ class CachedTranscripts:
         self._held = 0
 
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
-                   start: int = 0) -> list[Message]:
+                   start: int = 0) -> Sequence[Message]:
         key = (scope.key, session_id)
         known = self._sessions.get(key, [])
         if upto is None or upto > len(known):
@@ -46,13 +47,13 @@ class CachedTranscripts:
             known = self._remember(key, known, offset, fresh)
         elif key in self._sessions:
             self._sessions.move_to_end(key)
-        return known[start:upto]
+        return Window(known, start, upto)
 
     async def append(self, tail: TranscriptTail) -> None:
         await (await self._store()).append(tail)
 
     def _remember(self, key: tuple[str, str], known: list[Message], offset: int,
-                  fresh: list[Message]) -> list[Message]:
+                  fresh: Sequence[Message]) -> list[Message]:
         """Extend the session's entry, in place, with ``fresh``: the store's messages from
         position ``offset``, the length ``known`` had when they were asked for.
 

@@ -12,6 +12,7 @@ errors are drawn with every other in :mod:`symfonic.errors`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -59,7 +60,7 @@ class TranscriptTail:
 
 class TranscriptService(Protocol):
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
-                   start: int = 0) -> list[Message]:
+                   start: int = 0) -> Sequence[Message]:
         """The session's messages at positions ``start`` up to ``upto`` (default: all), in order.
 
         Because transcripts are append-only, a reader that already holds the first ``n`` messages

@@ -26,6 +26,7 @@ only started on a session that holds none.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -198,7 +199,7 @@ def to_value(data: Any) -> struct_pb2.Value:
     return value
 
 
-def history_of(messages: list[Message], task: TaskRecord, limit: int | None) -> list[A2AMessage]:
+def history_of(messages: Sequence[Message], task: TaskRecord, limit: int | None) -> list[A2AMessage]:
     """The context's conversation as A2A messages: what the user and the agent said (tool calls
     and their results stay symfonic's)."""
     shown = [A2AMessage(message_id=f"{task.context_id}-{n}", context_id=task.context_id,
