@@ -127,7 +127,13 @@ async def warm_pauses(subject: Subject, pairs: int, history: int) -> tuple[list[
     and the process's heap hold everything the earlier ones left, and comparing its pause with
     the first cell's measures that as much as the history. Here both kinds of session take turns
     on the same host in the same state, so the ratio is the history's alone. Each pause is
-    resumed (untimed), as in the cells."""
+    resumed (untimed), as in the cells.
+
+    Both kinds also get the same untimed preparation: seeding a session of ``history`` messages
+    (the measured one, or for history 0 another one beside it). Seeding writes and reads all of
+    those messages, which leaves the CPU's caches holding them instead of what a pause uses; a
+    pause at ``history`` that followed it while a pause at 0 did not would be measured running
+    cold against one running warm, which is the preparation's effect, not the history's."""
     short: list[float] = []
     long: list[float] = []
     run = uuid.uuid4().hex[:8]
@@ -136,6 +142,8 @@ async def warm_pauses(subject: Subject, pairs: int, history: int) -> tuple[list[
         for count, times in (order if index % 2 == 0 else reversed(order)):
             session = f"warm-{run}-{count}-{index}"
             await subject.seed(session, count)
+            if count == 0:
+                await subject.seed(f"{session}-beside", history)
             gc.collect(1)
             started = time.perf_counter()
             handle = await subject.pause(session)

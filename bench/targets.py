@@ -255,19 +255,19 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
              for backend in results.latency if ("warm pause", backend) in missed}
     if grown:
         notes.append(
-            "- **Warm pause at 5,000.** The pause grows from history 0 to 5,000 by "
+            "- **Warm pause at 5,000.** Taken alternately with pauses at history 0 on the same "
+            "host and database, the pause at 5,000 takes longer by "
             + ", ".join(f"{ms(growth)} ms ({backend})" for backend, growth in grown.items())
-            + " while it reads the same 2 new rows and writes the same bytes (the writes table), "
-            "so the growth is neither I/O nor decoding. Timed section by section on SQLite while "
-            "this part was written (not by this run; +0.53 ms in all then): the transcript read "
-            "+56 us (the cache's merge copies the 5,000-message list), the model call +11 us (its "
-            "tuple), the pause's write +89 us (a deeper index); the remaining ~0.3 ms is spread "
-            "over the same Python calls as at history 0 (the call count does not change), each "
-            "slower with a heap holding hundreds of thousands of cached messages: not attributed "
-            "to one place yet. What would move it: a cached transcript that is shared rather than "
-            "copied when it grows (a persistent sequence), and cached messages kept outside the "
-            "garbage collector's walk (frozen with gc.freeze, or held as encoded bytes and "
-            "decoded on use).")
+            + ". It writes the same bytes (the writes table) and copies no part of the transcript: "
+            "the host's cache hands out a read-only window over an entry that grows in place, "
+            "and a round shows the model the instructions, the history and the turn's own "
+            "messages end to end (symfonic.kernel.windows). What is left is what a longer "
+            "session costs: the previous turn's 2 rows fetched and decoded where a new session "
+            "has none, and the pause's write into a deeper index of the messages table. What "
+            "would move it: a warm host trusting its cached transcript instead of reading the "
+            "rows after it before the model call (the write's position check catching a stale "
+            "cache, at the price of a second model call when another host moved the session "
+            "on).")
     for backend, by_system in results.concurrency_cpu.items():
         if ("scaling", backend) not in missed and ("throughput", backend) not in missed:
             continue
