@@ -101,16 +101,28 @@ def sweep_bounds(results: list[LedgerResult]) -> str:
                      "crosses `wal_autocheckpoint` copies the log back itself" if r.backend == "sqlite"
                      else "A batch changes only expired rows, picked with `SKIP LOCKED`, and no "
                      "pause writes those, so a pause does not queue for the sweep's row locks")
+            helped = True
             if s.where in smaller:
                 text += (f". The same sweep in batches of {smaller[s.where].batch} peaked at "
                          f"{_ms(smaller[s.where].pauses, 1)} ms")
-            notes.append(text + ". " + _server_bound(s.server) + "\n")
+                helped = _q(smaller[s.where].pauses, 1) < _q(s.pauses, 1)
+            if _q(r.idle, 1) > SLOWEST_MS:
+                text += (f". Without any sweep the same load's slowest pause took {_ms(r.idle, 1)} ms, "
+                         "over the limit itself: this part's processes share the machine's 2 cores, and "
+                         "a pause whose process is not scheduled waits whatever the sweep does")
+            notes.append(text + ". " + _server_bound(s.server, helped) + "\n")
     return "" if not notes else "\nWhat bounds the slowest pause of a sweep that missed:\n\n" + "".join(notes)
 
 
-def _server_bound(server: Activity | None) -> str:
+def _server_bound(server: Activity | None, smaller_helped: bool = True) -> str:
     if server is None:
-        return "What would move it: smaller batches, since each wait is at most one batch's commit."
+        if smaller_helped:
+            return "What would move it: smaller batches, since each wait is at most one batch's commit."
+        return ("Smaller batches did not lower it, so the wait is not one batch's commit but the "
+                "checkpoint a commit runs when it crosses `wal_autocheckpoint`, or the machine. "
+                "What would move it: checkpointing the log from a connection of its own "
+                "(`wal_autocheckpoint` off on the writers, a `PRAGMA wal_checkpoint(PASSIVE)` "
+                "beside them), so that no pause's commit copies the log back.")
     ran = f"Meanwhile the server ran {server.describe()}"
     if server.requested:
         return (f"{ran}: the log written meanwhile, mostly the sweep's updates, outgrew "

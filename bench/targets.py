@@ -13,6 +13,7 @@ from typing import Any
 from bench.driver_costs import CONCURRENT
 from bench.latency import median, quantile
 from bench.profiling import CODEC, DATABASE, MESSAGES, RUNTIME, THREADS, TOKENS
+from bench.reference import COMMIT as REFERENCE_COMMIT
 from bench.results import COLD, LABELS, LANGGRAPHS, SYMFONIC, RunResults, counts, kib, ms
 
 
@@ -273,14 +274,17 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
             continue
         rates, cpu = results.concurrency[backend].get(SYMFONIC, {}), by_system.get(SYMFONIC, {})
         top = max(rates, default=0)
-        if top in cpu:
-            notes.append(
-                f"- **Throughput ({backend}).** At {top} concurrent sessions the measuring "
+        if top not in cpu:
+            continue
+        text = (f"- **Throughput ({backend}).** At {top} concurrent sessions the measuring "
                 f"process spent {ms(cpu[top])} ms of CPU per cycle, {rates[top] * cpu[top]:.0%} "
                 f"of one core, against {ms(results.runtime_cpu or math.nan)} ms for the same "
-                f"cycle over the in-memory store: the rest is the database driver's per-call "
-                f"work, in one process whose Python runs on one core at a time, while the "
-                f"database uses the other of the machine's 2 cores."
+                f"cycle over the in-memory store")
+        if backend == "postgres":
+            notes.append(
+                text + ": the rest is the database driver's per-call work, in one process whose "
+                "Python runs on one core at a time, while the database uses the other of the "
+                "machine's 2 cores."
                 + _driver_note(results)
                 + " What would move it: fewer driver calls per cycle (each pair of store calls "
                 "the resume sends together pipelined on one connection: 7 calls down to 5), the "
@@ -288,6 +292,24 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 "connection's pipeline per turn of the loop, as the SQLite store groups its "
                 "writes, or serving from more than one process, which this target, one process, "
                 "does not count.")
+            continue
+        theirs_rate = results.concurrency[backend].get("langgraph", {}).get(top, math.nan)
+        theirs_cpu = by_system.get("langgraph", {}).get(top, math.nan)
+        ours_there, theirs_there = REFERENCE_THROUGHPUT_CPU
+        notes.append(
+            text + ": the rest is SQLite's own work, its statements on the event loop and its "
+            "writes on the store's writing thread, in one process whose Python runs on one core "
+            f"at a time. LangGraph spent {ms(theirs_cpu)} ms of CPU per cycle, "
+            f"{theirs_rate * theirs_cpu:.0%} of one core: both are bound by their CPU, so the "
+            f"ratio is that of their CPU per cycle ({theirs_cpu / cpu[top]:.1f}x here), and it "
+            f"moves with the machine: the report of git {REFERENCE_COMMIT} read 12.1x, at "
+            f"{ms(ours_there)} against {ms(theirs_there)} ms, where this machine took "
+            f"{cpu[top] / ours_there:.1f}x as long for symfonic's cycle and "
+            f"{theirs_cpu / theirs_there:.1f}x for LangGraph's. What would move it: less CPU per "
+            f"cycle, the runtime's own first ({ms(results.runtime_cpu or math.nan)} of the "
+            f"{ms(cpu[top])} ms), or serving from more than one process over the same file (WAL "
+            "lets them; their writes queue on the file's lock), which this target, one process, "
+            "does not count.")
     if ("floor", "sqlite") in missed and 0 in results.latency.get("sqlite", {}):
         pause = results.latency["sqlite"][0][SYMFONIC]["pause_p50"]
         own = ("" if results.runtime_only is None else
@@ -330,6 +352,11 @@ def _speed_note(results: RunResults, missed: list[Check]) -> str:
                "change is called for by these."
                if not over else "Still over once divided: " + "; ".join(over) + ". For those the "
                "machine is not the whole bound; the notes above give the rest where there is one."))
+
+
+REFERENCE_THROUGHPUT_CPU = (0.57e-3, 6.38e-3)
+"""CPU seconds per cycle at 32 concurrent sessions on SQLite, symfonic and LangGraph, in the
+report of :data:`bench.reference.COMMIT` (where the ratio was 12.1x)."""
 
 
 def _driver_note(results: RunResults) -> str:
