@@ -185,7 +185,7 @@ class InvocationRunner:
                 if len({call.id for call in calls}) != len(calls):
                     raise ModelProtocolError("the model used one tool call id twice in a round")
                 self._own.append(Message("assistant", reply.text or "", calls,
-                                              provider=reply.provider))
+                                         provider=reply.provider))
                 if not calls:
                     finished = self._final(reply.text or "")
                     if finished is not None:

@@ -57,8 +57,9 @@ class CachedTranscripts:
         """Extend the session's entry, in place, with ``fresh``: the store's messages from
         position ``offset``, the length ``known`` had when they were asked for.
 
-        Entries never leave the cache (:meth:`load` hands out slices), so growing one in place
-        is safe, and a long session costs its new messages rather than a copy of all of them.
+        No reader holds an entry as a list (:meth:`load` hands out read-only windows of a fixed
+        length), so growing one in place is safe, and a long session costs its new messages
+        rather than a copy of all of them.
         Meanwhile a concurrent load may have extended the entry (only what lies beyond it is
         added), or it may have been evicted and read again from the start, shorter than
         ``offset`` (then ``known``, which reaches it, takes its place)."""
