@@ -31,6 +31,9 @@ COMMIT = "39b26ad"
 """The commit of the report (2026-12-01 00:16 UTC, full run) the absolute targets were read on."""
 CPU_THERE = 0.31e-3
 """CPU seconds per in-memory pause + resume that report measured for the code of :data:`COMMIT`."""
+THROUGHPUT_THERE = (12.1, 0.57e-3, 6.38e-3)
+"""That report's SQLite throughput at 32 concurrent sessions: symfonic over LangGraph, and the CPU
+seconds each spent per cycle."""
 ROUNDS = 3
 _SCRIPT = (
     "import asyncio\n"

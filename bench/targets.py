@@ -14,6 +14,7 @@ from bench.driver_costs import CONCURRENT
 from bench.latency import median, quantile
 from bench.profiling import CODEC, DATABASE, MESSAGES, RUNTIME, THREADS, TOKENS
 from bench.reference import COMMIT as REFERENCE_COMMIT
+from bench.reference import THROUGHPUT_THERE
 from bench.results import COLD, LABELS, LANGGRAPHS, SYMFONIC, RunResults, counts, kib, ms
 
 
@@ -252,8 +253,8 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 f"it: a WITHOUT ROWID ledger keyed by its id, so the table is its primary index "
                 f"and each write touches one b-tree fewer; kept as is, since 94x is the price of "
                 f"sweeps that never block a pause.")
-    grown = {backend: warm_growth(results, backend)[1] - warm_growth(results, backend)[0]
-             for backend in results.latency if ("warm pause", backend) in missed}
+    grown = {backend: warm - first for backend in results.latency if ("warm pause", backend) in missed
+             for first, warm in [warm_growth(results, backend)]}
     if grown:
         notes.append(
             "- **Warm pause at 5,000.** Taken alternately with pauses at history 0 on the same "
@@ -295,14 +296,14 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
             continue
         theirs_rate = results.concurrency[backend].get("langgraph", {}).get(top, math.nan)
         theirs_cpu = by_system.get("langgraph", {}).get(top, math.nan)
-        ours_there, theirs_there = REFERENCE_THROUGHPUT_CPU
+        ratio_there, ours_there, theirs_there = THROUGHPUT_THERE
         notes.append(
             text + ": the rest is SQLite's own work, its statements on the event loop and its "
             "writes on the store's writing thread, in one process whose Python runs on one core "
             f"at a time. LangGraph spent {ms(theirs_cpu)} ms of CPU per cycle, "
             f"{theirs_rate * theirs_cpu:.0%} of one core: both are bound by their CPU, so the "
             f"ratio is that of their CPU per cycle ({theirs_cpu / cpu[top]:.1f}x here), and it "
-            f"moves with the machine: the report of git {REFERENCE_COMMIT} read 12.1x, at "
+            f"moves with the machine: the report of git {REFERENCE_COMMIT} read {ratio_there:g}x, at "
             f"{ms(ours_there)} against {ms(theirs_there)} ms, where this machine took "
             f"{cpu[top] / ours_there:.1f}x as long for symfonic's cycle and "
             f"{theirs_cpu / theirs_there:.1f}x for LangGraph's. What would move it: less CPU per "
@@ -352,11 +353,6 @@ def _speed_note(results: RunResults, missed: list[Check]) -> str:
                "change is called for by these."
                if not over else "Still over once divided: " + "; ".join(over) + ". For those the "
                "machine is not the whole bound; the notes above give the rest where there is one."))
-
-
-REFERENCE_THROUGHPUT_CPU = (0.57e-3, 6.38e-3)
-"""CPU seconds per cycle at 32 concurrent sessions on SQLite, symfonic and LangGraph, in the
-report of :data:`bench.reference.COMMIT` (where the ratio was 12.1x)."""
 
 
 def _driver_note(results: RunResults) -> str:
