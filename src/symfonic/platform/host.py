@@ -109,7 +109,7 @@ class Host:
                 deliver (from this process or any other on the same database). Off by default:
                 a pause then writes nothing more than its own rows.
             workers: Run background turns (``agent.submit``, ``host.workers.resume``) on DBOS
-                (``pip install 'symfonic[workers]'``): ``N`` runs up to N segments at once in this
+                (``pip install 'symfonic-runtime[workers]'``): ``N`` runs up to N segments at once in this
                 process, ``0`` only submits and watches them (other processes run them), a
                 :class:`~symfonic.workers.WorkerOptions` sets the limits. None: no background runs.
         """
@@ -169,7 +169,7 @@ class Host:
         if self._workers is None or not self._workers.started:
             raise ContinuationUnavailable(
                 "background runs need a started host with workers: Host.open(..., workers=N) "
-                "(pip install 'symfonic[workers]'), then await host.start()")
+                "(pip install 'symfonic-runtime[workers]'), then await host.start()")
         return self._workers
 
     @property
