@@ -1,6 +1,6 @@
 """A support agent on a real model: it pauses for a person's approval before refunding.
 
-    pip install 'symfonic[openai]'        # or 'symfonic[anthropic]'
+    pip install 'symfonic-runtime[openai]'        # or 'symfonic-runtime[anthropic]'
     export OPENAI_API_KEY=sk-...           # or ANTHROPIC_API_KEY=...
     python examples/real_model.py "Please refund order 42."
     python examples/real_model.py --model anthropic:claude-sonnet-4-5 "Refund order 7."

@@ -134,8 +134,8 @@ def test_sweep_marks_expired_pauses_and_lapsed_claims(tmp_path: Path) -> None:
 
 def test_help_shows_extras_and_the_exit_codes_literally(tmp_path: Path) -> None:
     keys = symfonic(tmp_path, "keys", "--help").stdout
-    assert "symfonic[http]" in keys and "Exit codes:" in keys
+    assert "symfonic-runtime[http]" in keys and "Exit codes:" in keys
     serve = symfonic(tmp_path, "serve", "--help").stdout
-    assert "pip install 'symfonic[http]'" in serve and "--reload" in serve and "--app" in serve
+    assert "pip install 'symfonic-runtime[http]'" in serve and "--reload" in serve and "--app" in serve
     assert "7 port in use" in serve
     assert "4 token or pause refused" in symfonic(tmp_path, "--help").stdout

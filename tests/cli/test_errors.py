@@ -127,17 +127,17 @@ def test_a_lease_that_is_not_a_number(workdir: Path) -> None:
 def test_missing_extras_name_the_install(workdir: Path) -> None:
     no_http = without("fastapi", "uvicorn")
     refused(symfonic(workdir, "serve", command=no_http, check=False), 3,
-            "pip install 'symfonic[http]'")
+            "pip install 'symfonic-runtime[http]'")
     refused(symfonic(workdir, "keys", "list", command=no_http, check=False), 3,
-            "pip install 'symfonic[http]'")
+            "pip install 'symfonic-runtime[http]'")
     refused(symfonic(workdir, "run", "hi", "--url", "postgresql://nobody@127.0.0.1/x",
                      command=without("psycopg", "psycopg_pool"), check=False), 3,
-            "pip install 'symfonic[postgres]'")
+            "pip install 'symfonic-runtime[postgres]'")
     (workdir / "on_claude.py").write_text(
         "from symfonic import AgentSpec, Host\n\ndef app():\n    return Host.open(agents=["
         "AgentSpec(name='x', model='anthropic:claude-sonnet-4-5')])\n")
     refused(symfonic(workdir, "run", "hi", "--app", "on_claude:app",
-                     command=without("anthropic"), check=False), 3, "symfonic[anthropic]")
+                     command=without("anthropic"), check=False), 3, "symfonic-runtime[anthropic]")
 
 
 def test_a_busy_port_fails_before_printing_a_key_or_touching_the_store(workdir: Path) -> None:

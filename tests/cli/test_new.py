@@ -4,15 +4,29 @@ its agent on a real model SDK (pointed at a local stand-in of the provider's wir
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
-from tests.cli.helpers import Server, free_port, refund_entries, refund_run, symfonic, token_in
+import pytest
+
+from tests.cli.helpers import (
+    Server,
+    free_port,
+    refund_entries,
+    refund_run,
+    refused,
+    symfonic,
+    token_in,
+)
 from tests.models.standin import Text, ToolCall, Turn, serve_standin
 
 SECRET = "a-secret-shared-by-server-and-cli-0123"
+CHECKOUT = Path(__file__).resolve().parents[2]
+COMMANDS = re.compile(r"```bash\n(.*?)```", re.DOTALL)
 
 
 def project_tests(project: Path) -> subprocess.CompletedProcess[str]:
@@ -26,7 +40,7 @@ def test_a_new_project_passes_its_test_serves_its_agent_and_resumes_once(tmp_pat
     project = tmp_path / "desk"
     assert "created desk" in created.stdout
     pyproject = tomllib.loads((project / "pyproject.toml").read_text())
-    assert pyproject["project"]["dependencies"] == ["symfonic[http,openai]"]
+    assert pyproject["project"]["dependencies"] == ["symfonic-runtime[http,openai]"]
     assert pyproject["tool"]["symfonic"]["app"] == "desk.app:app"
     assert "symfonic serve" in (project / "README.md").read_text()
     tested = project_tests(project)
@@ -71,7 +85,7 @@ def test_an_anthropic_project_is_found_from_its_pyproject_and_its_model_can_be_s
     project = tmp_path / "Help-Desk"
     assert (project / "help_desk" / "app.py").exists()
     pyproject = tomllib.loads((project / "pyproject.toml").read_text())
-    assert pyproject["project"]["dependencies"] == ["symfonic[http,anthropic]"]
+    assert pyproject["project"]["dependencies"] == ["symfonic-runtime[http,anthropic]"]
     assert "ANTHROPIC_API_KEY" in (project / "README.md").read_text()
 
     with serve_standin() as standin:
@@ -90,3 +104,50 @@ def test_an_anthropic_project_is_found_from_its_pyproject_and_its_model_can_be_s
         swapped = symfonic(project, "run", "hello", env={**env, "SYMFONIC_MODEL": "openai:gpt-4.1"})
         assert "completed: Hello from another model." in swapped.stdout
         assert standin.requests_to("responses")[-1].body["model"] == "gpt-4.1"
+
+
+def readme_commands(project: Path) -> list[str]:
+    """The shell lines of the project README's first block, comments dropped."""
+    block = COMMANDS.search((project / "README.md").read_text(encoding="utf-8"))
+    assert block, "the project's README has no bash block"
+    return [line.split("#", 1)[0].strip() for line in block.group(1).splitlines()]
+
+
+def fresh_shell() -> dict[str, str]:
+    """A shell's environment outside any virtual environment: no PYTHONPATH reaching this checkout's
+    sources and no activated venv, so only what the project's own install puts in place is used."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    active = os.environ.get("VIRTUAL_ENV")
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if not active or not p.startswith(active)]
+    return {**env, "PATH": os.pathsep.join(path)}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_project_made_on_a_checkout_installs_and_passes_its_tests_in_a_fresh_venv(
+        tmp_path: Path) -> None:
+    symfonic(tmp_path, "new", "desk", "--symfonic-path", str(CHECKOUT))
+    project = tmp_path / "desk"
+    [dependency] = tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert dependency == f"symfonic-runtime[http,openai] @ {CHECKOUT.as_uri()}"
+    install, test = readme_commands(project)[:2]
+    assert "python3 -m venv .venv" in install and "pip install" in install and test == "pytest"
+    done = subprocess.run(["bash", "-ec", f"{install} -q && {test} -q -p no:cacheprovider"],
+                          cwd=project, env=fresh_shell(), capture_output=True, text=True, timeout=280,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    venv = project / ".venv"
+    found = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import importlib.metadata as m, symfonic; "
+                            "print(symfonic.__file__); print(m.version('symfonic-runtime'))"],
+                           capture_output=True, text=True, env=fresh_shell(), timeout=60, check=True)
+    where, version = found.stdout.split()
+    released = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]["version"]
+    assert Path(where).is_relative_to(venv) and version == released, found.stdout
+
+
+def test_a_symfonic_path_that_is_no_checkout_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    done = symfonic(tmp_path, "new", "desk", "--symfonic-path", str(tmp_path / "elsewhere"), check=False)
+    refused(done, 2, "--symfonic-path", "not a symfonic checkout")
+    assert not (tmp_path / "desk").exists()

@@ -13,6 +13,7 @@ import inspect
 import re
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,30 @@ def test_the_reference_renders_docstrings(site: Path) -> None:
     assert 'id="symfonic.Host.on_pause"' in host
     assert "inline in the pausing run" in host  # from Host.on_pause's docstring
     assert ":class:`" not in host and ":meth:`" not in host  # Sphinx roles rewritten
+
+
+def test_the_reference_index_links_every_reference_page(site: Path) -> None:
+    index = site / "reference" / "index.html"
+    assert index.is_file(), "docs/reference/index.md was not built"
+    article = re.search(r"<article\b.*?</article>", index.read_text(encoding="utf-8"), re.DOTALL)
+    assert article, "the reference index has no article"  # the links of the page, not of the nav
+    pages = sorted(p.stem for p in (DOCS / "reference").glob("*.md") if p.stem != "index")
+    assert len(pages) > 5
+    unlinked = [page for page in pages if f'href="{page}/"' not in article.group(0)]
+    assert unlinked == [], f"the reference index does not link {unlinked}"
+
+
+def test_the_host_page_shows_its_attributes_types_not_their_assignments(site: Path) -> None:
+    html = (site / "reference" / "host" / "index.html").read_text(encoding="utf-8")
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    assert "notifications = notifications" not in text
+    assert "notifications: bool" in text and "transcripts: CachedTranscripts" in text
+    assert "Whether this host's pauses write a notification" in text  # the attribute's docstring
+
+
+def test_the_docs_say_how_to_build_the_site() -> None:
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[docs]'" in index and "mkdocs build --strict" in index
 
 
 def _documented() -> tuple[set[int], set[str]]:

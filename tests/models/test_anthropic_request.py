@@ -203,5 +203,5 @@ def test_a_missing_sdk_fails_with_one_line_naming_the_install() -> None:
                             check=False)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
-        "ImportError: the Anthropic adapter needs its extra: pip install 'symfonic[anthropic]'")
+        "ImportError: the Anthropic adapter needs its extra: pip install 'symfonic-runtime[anthropic]'")
     assert "During handling" not in result.stderr  # ``from None``: one error, not a chain

@@ -205,5 +205,5 @@ def test_without_the_sdk_the_import_names_the_extra() -> None:
              "try:\n    symfonic.models.infer_model('openai:gpt-5')\n"
              "except ImportError as e:\n    print('name:', e)\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    line = "the OpenAI adapters need their extra: pip install 'symfonic[openai]'"
+    line = "the OpenAI adapters need their extra: pip install 'symfonic-runtime[openai]'"
     assert result.stdout.splitlines() == [f"import: {line}", f"name: {line}"]

@@ -65,7 +65,7 @@ def test_serve_exports_a_server_span_per_request(tmp_path: Path) -> None:
     assert run.attributes["http.route"] == "/v1/agents/{name}/runs"
     assert 200 in (run.attributes.get("http.status_code"), run.attributes.get("http.response.status_code"))
     assert run.resource["service.name"] == "symfonic"
-    assert run.resource["service.version"] == version("symfonic")
+    assert run.resource["service.version"] == version("symfonic-runtime")
     assert read.trace_id != run.trace_id and read.parent_id == ""  # a request of its own
     assert token not in repr(read.attributes) and "/v1/pauses/{token}" in repr(read.attributes)
     # one server span per request: none from a framework's own tracing beside it

@@ -67,7 +67,7 @@ def test_variables_without_the_sdk_are_refused(tmp_path: Path, reload: bool) -> 
     args = ["--reload", "--app", "live:app"] if reload else []
     done = symfonic(tmp_path, "serve", "--port", str(free_port()), *args, command=symfonic_after(NO_SDK),
                     env=ENDPOINT, check=False)
-    refused(done, 3, "pip install 'symfonic[otel]'", "OTEL_")
+    refused(done, 3, "pip install 'symfonic-runtime[otel]'", "OTEL_")
     assert done.stdout == ""  # no banner, no key issued
 
 

@@ -49,7 +49,7 @@ def test_serve_on_sqlite_runs_background_turns_without_a_worker(tmp_path: Path) 
 def test_worker_refusals_are_one_line_with_their_exit_code(tmp_path: Path) -> None:
     (tmp_path / "apps.py").write_text(APPS)
     refused(symfonic(tmp_path, "worker", command=NO_DBOS, check=False), 3,
-            "pip install 'symfonic[workers]'")
+            "pip install 'symfonic-runtime[workers]'")
     refused(symfonic(tmp_path, "worker", "--url", "memory://", check=False), 3,
             "needs a SQLite or PostgreSQL database", "memory://")
     refused(symfonic(tmp_path, "worker", "--url", "mysql://db/x", check=False), 3,

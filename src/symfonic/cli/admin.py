@@ -28,7 +28,7 @@ from symfonic.cli.exits import EPILOG, Exit, fail
 from symfonic.cli.turns import scope_of
 from symfonic.platform.host import Host
 
-HTTP_EXTRA = "pip install 'symfonic[http]'"
+HTTP_EXTRA = "pip install 'symfonic-runtime[http]'"
 
 
 @db_app.command("migrate", epilog=EPILOG)

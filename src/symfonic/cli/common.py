@@ -1,7 +1,7 @@
 """What every command shares: the Typer apps, the common options, and running against the app.
 
 Help texts render as plain text (``rich_markup_mode=None``): they name extras such as
-``symfonic[http]``, which rich markup would swallow as a style tag.
+``symfonic-runtime[http]``, which rich markup would swallow as a style tag.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ app = typer.Typer(help="symfonic: agents whose turns pause to ask a person, resu
 pauses_app = typer.Typer(help="A tenant's pauses.", no_args_is_help=True, rich_markup_mode=None,
                          epilog=EPILOG)
 db_app = typer.Typer(help="The database.", no_args_is_help=True, rich_markup_mode=None, epilog=EPILOG)
-keys_app = typer.Typer(help="API keys of the HTTP service (needs symfonic[http]).",
+keys_app = typer.Typer(help="API keys of the HTTP service (needs symfonic-runtime[http]).",
                        no_args_is_help=True, rich_markup_mode=None, epilog=EPILOG)
 webhooks_app = typer.Typer(help="Webhook deliveries waiting in the outbox.", no_args_is_help=True,
                            rich_markup_mode=None, epilog=EPILOG)

@@ -105,7 +105,7 @@ def explain(error: BaseException) -> tuple[Exit, str] | None:
         case ImportError():
             text = str(error)
             hint = "" if "pip install" in text else \
-                " (is an extra missing? e.g. pip install 'symfonic[http]')"
+                " (is an extra missing? e.g. pip install 'symfonic-runtime[http]')"
             return Exit.CONFIGURATION, f"{text}{hint}"
     return None
 

@@ -8,12 +8,18 @@ provider needs, and a README with the commands. The files are the templates besi
 they become.
 
 An existing directory that is not empty is refused: ``new`` never overwrites anything.
+
+The project depends on the distribution ``symfonic-runtime`` (the import name stays ``symfonic``:
+the name ``symfonic`` on the package index is someone else's). Until a release is published, or to
+build on a checkout, ``--symfonic-path`` points that dependency at a source tree, so the project's
+own ``pip install`` takes symfonic from there rather than from the index.
 """
 
 from __future__ import annotations
 
 import keyword
 import re
+import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -23,6 +29,8 @@ import typer
 from symfonic.cli.common import app, console
 from symfonic.cli.exits import EPILOG, Exit, fail
 
+DISTRIBUTION = "symfonic-runtime"
+"""symfonic's name on the package index, which projects depend on."""
 DEFAULT_MODEL = "openai:gpt-5.1"
 PROVIDERS = {
     "openai": ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
@@ -49,6 +57,9 @@ def new(name: Annotated[str, typer.Argument(help="The project's directory (its l
                                                  "the package).")],
         model: Annotated[str, typer.Option(help="The agent's model, provider:model (openai:..., "
                                                 "openai-chat:..., anthropic:...).")] = DEFAULT_MODEL,
+        symfonic_path: Annotated[Path | None, typer.Option(
+            help=f"A symfonic source tree (a checkout) the project depends on instead of "
+                 f"{DISTRIBUTION} from the package index.")] = None,
         ) -> None:
     """Write a new project NAME: an agent on a real model with a refund under approval, its app,
     a test, a pyproject and a README. Refuses a directory that exists and is not empty."""
@@ -62,8 +73,12 @@ def new(name: Annotated[str, typer.Argument(help="The project's directory (its l
         fail(Exit.USAGE, f"{target} already exists and is not an empty directory: choose another "
              "name, or remove it first")
     extra, key_variable, base_url_variable = PROVIDERS[provider]
-    values = {"name": target.name, "package": package, "model": model, "extras": f"http,{extra}",
-              "key_variable": key_variable, "base_url_variable": base_url_variable}
+    dependency = f"{DISTRIBUTION}[http,{extra}]"
+    if symfonic_path is not None:
+        dependency += f" @ {checkout(symfonic_path).as_uri()}"
+    values = {"name": target.name, "package": package, "model": model, "dependency": dependency,
+              "distribution": DISTRIBUTION, "key_variable": key_variable,
+              "base_url_variable": base_url_variable}
     templates = resources.files("symfonic.cli") / "template"
     for source, destination in FILES.items():
         path = target / fill(destination, values)
@@ -83,6 +98,20 @@ def package_name(directory: str) -> str:
         fail(Exit.USAGE, f"{directory!r} does not make a Python package name: use letters, digits "
              "and - or _, starting with a letter (and not symfonic or tests)")
     return package
+
+
+def checkout(path: Path) -> Path:
+    """``path`` made absolute, refused unless it holds symfonic's own ``pyproject.toml``: a path
+    dependency on anything else would only fail later, inside ``pip install``."""
+    root = path.expanduser().resolve()
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        project = {}
+    if not isinstance(project, dict) or project.get("name") != DISTRIBUTION:
+        fail(Exit.USAGE, f"--symfonic-path {str(path)!r} is not a symfonic checkout (no "
+             f"pyproject.toml naming {DISTRIBUTION} there)")
+    return root
 
 
 def fill(template: str, values: dict[str, str]) -> str:

@@ -46,7 +46,7 @@ from symfonic.platform.host import Host
 if TYPE_CHECKING:
     from symfonic.transports.telemetry import Telemetry
 
-HTTP_EXTRA = "pip install 'symfonic[http]'"
+HTTP_EXTRA = "pip install 'symfonic-runtime[http]'"
 RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
 WORKERS_VARIABLE = "SYMFONIC_SERVE_WORKERS"
 
@@ -73,13 +73,15 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
                    "balancer), for the links in tickets, webhooks and the A2A card.")] = None,
           workers: Annotated[int | None, typer.Option(
               help="Background turns this server runs at once, per agent (default, with "
-                   "symfonic[workers] installed: 4 on SQLite; 0 on PostgreSQL, where symfonic "
+                   "symfonic-runtime[workers] installed: 4 on SQLite; 0 on PostgreSQL, where symfonic "
                    "worker runs them).", min=0)] = None,
           log_format: Annotated[LogFormat, typer.Option(
               "--log-format", envvar="SYMFONIC_LOG_FORMAT", case_sensitive=False,
               help="Log lines as text, or as one JSON object per line; both carry the trace id "
                    "of the request they were written in.")] = LogFormat.TEXT) -> None:
-    """Serve the HTTP API and the inbox page (needs pip install 'symfonic[http]')."""
+    """Serve the HTTP API and the inbox page.
+
+    Needs the http extra: pip install 'symfonic-runtime[http]'."""
     try:
         from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
     except ImportError as missing:
@@ -155,7 +157,7 @@ def with_workers(served: Host, workers: int | None) -> None:
     if importlib.util.find_spec("dbos") is None:
         if workers:
             fail(Exit.CONFIGURATION, "--workers needs the workers extra: pip install "
-                 "'symfonic[workers]'")
+                 "'symfonic-runtime[workers]'")
         return
     served.enable_workers(workers if workers is not None else
                           4 if served.url.startswith("sqlite") else 0)

@@ -34,7 +34,7 @@ from symfonic.cli.serving import LogFormat, telemetry_from_environment
 if TYPE_CHECKING:
     from symfonic.transports.telemetry import Telemetry
 
-WORKERS_EXTRA = "pip install 'symfonic[workers]'"
+WORKERS_EXTRA = "pip install 'symfonic-runtime[workers]'"
 
 
 @app.command(epilog=EPILOG)
@@ -53,7 +53,9 @@ def worker(app_target: AppOption = None, url: UrlOption = None,
                help="Log lines as text, or as one JSON object per line, with the trace id of the "
                     "turn they were written in.")] = LogFormat.TEXT,
            ) -> None:
-    """Run the app's background turns (needs pip install 'symfonic[workers]').
+    """Run the app's background turns.
+
+    Needs the workers extra: pip install 'symfonic-runtime[workers]'.
 
     With the ``OTEL_*`` variables set, it exports its turns' spans and metrics as ``serve`` does
     (a resumed segment run here links to the pause made on a server)."""

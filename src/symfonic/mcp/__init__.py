@@ -1,6 +1,6 @@
 """MCP servers as toolsets: the tools of a Model Context Protocol server, called by symfonic agents.
 
-Needs the ``mcp`` extra (``pip install 'symfonic[mcp]'``); ``import symfonic`` never imports the SDK,
+Needs the ``mcp`` extra (``pip install 'symfonic-runtime[mcp]'``); ``import symfonic`` never imports the SDK,
 only this package does. Pass a server to an agent::
 
     AgentSpec(..., toolsets=[MCPServerStdio("npx", ["-y", "@modelcontextprotocol/server-github"],
@@ -16,7 +16,7 @@ from __future__ import annotations
 try:
     import mcp as _mcp  # noqa: F401  # fail here, with the install command, rather than deep inside
 except ImportError as missing:  # pragma: no cover - depends on the environment
-    raise ImportError("symfonic.mcp needs the MCP SDK: pip install 'symfonic[mcp]'") from missing
+    raise ImportError("symfonic.mcp needs the MCP SDK: pip install 'symfonic-runtime[mcp]'") from missing
 
 from symfonic.mcp.errors import MCPConnectionError, MCPToolError
 from symfonic.mcp.input_required import STATE_VERSION

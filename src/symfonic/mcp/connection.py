@@ -255,6 +255,6 @@ async def _no_roots(context: ClientRequestContext) -> ListRootsResult:
 
 def _client_info() -> Implementation:
     try:
-        return Implementation(name="symfonic", version=version("symfonic"))
+        return Implementation(name="symfonic", version=version("symfonic-runtime"))
     except PackageNotFoundError:
         return Implementation(name="symfonic", version="0")

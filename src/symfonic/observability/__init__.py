@@ -1,4 +1,4 @@
-"""OpenTelemetry traces and metrics of turns, across their pauses (``pip install 'symfonic[otel]'``).
+"""OpenTelemetry traces and metrics of turns, across their pauses (``pip install 'symfonic-runtime[otel]'``).
 
 symfonic uses only ``opentelemetry-api``, through the global providers, and imports it at the
 first turn, never with ``import symfonic``; without it installed, nothing is traced and nothing

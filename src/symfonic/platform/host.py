@@ -82,9 +82,9 @@ class Host:
         self._opening = asyncio.Lock()
         self._continuation: LedgerContinuation | None = None
         self._pause_listeners: list[PauseListener] = []
-        self.notifications = notifications
+        self.notifications: bool = notifications
         """Whether this host's pauses write a notification to the outbox (read at each run)."""
-        self.transcripts = CachedTranscripts(self.store)
+        self.transcripts: CachedTranscripts = CachedTranscripts(self.store)
         """Every agent's and every resume's view of the transcripts (read once per host)."""
         if workers is not None:  # DBOS is imported only for a host with workers
             self.enable_workers(workers)
@@ -109,8 +109,8 @@ class Host:
                 deliver (from this process or any other on the same database). Off by default:
                 a pause then writes nothing more than its own rows.
             workers: Run background turns (``agent.submit``, ``host.workers.resume``) on DBOS
-                (``pip install 'symfonic[workers]'``): ``N`` runs up to N segments at once in this
-                process, ``0`` only submits and watches them (other processes run them), a
+                (``pip install 'symfonic-runtime[workers]'``): ``N`` runs up to N segments at once
+                in this process, ``0`` only submits and watches them (other processes run them), a
                 :class:`~symfonic.workers.WorkerOptions` sets the limits. None: no background runs.
         """
         secret = secret or os.environ.get(SECRET_VARIABLE)
@@ -169,7 +169,7 @@ class Host:
         if self._workers is None or not self._workers.started:
             raise ContinuationUnavailable(
                 "background runs need a started host with workers: Host.open(..., workers=N) "
-                "(pip install 'symfonic[workers]'), then await host.start()")
+                "(pip install 'symfonic-runtime[workers]'), then await host.start()")
         return self._workers
 
     @property

@@ -1,4 +1,4 @@
-"""PostgreSQL: many hosts sharing one database (``pip install 'symfonic[postgres]'``).
+"""PostgreSQL: many hosts sharing one database (``pip install 'symfonic-runtime[postgres]'``).
 
 psycopg 3 with a connection pool. The claim is one conditional ``UPDATE ... RETURNING``: under
 READ COMMITTED a concurrent claimer blocks on the row lock, then re-checks ``status =
@@ -41,7 +41,8 @@ try:
 
     from symfonic.stores import postgres_writes as writes
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
-    raise ImportError("PostgreSQL support needs its extra: pip install 'symfonic[postgres]'") from missing
+    raise ImportError("PostgreSQL support needs its extra: "
+                      "pip install 'symfonic-runtime[postgres]'") from missing
 
 Connection = writes.Connection
 Reader = writes.Reader

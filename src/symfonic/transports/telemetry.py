@@ -40,7 +40,7 @@ __all__ = ["LOG_FORMAT_VARIABLE", "OTEL_EXTRA", "JsonFormatter", "LogFormat", "S
            "TelemetryExtraMissing", "TextFormatter", "TraceContext", "configure_logging",
            "configure_telemetry", "logging_config", "require_sdk", "requested_signals"]
 
-OTEL_EXTRA = "pip install 'symfonic[otel]'"
+OTEL_EXTRA = "pip install 'symfonic-runtime[otel]'"
 LOG_FORMAT_VARIABLE = "SYMFONIC_LOG_FORMAT"
 DEFAULT_SERVICE_NAME = "symfonic"
 LogFormat = Literal["text", "json"]
@@ -206,7 +206,7 @@ def _resource() -> Any:
     from opentelemetry.sdk.resources import Resource
 
     try:
-        release = version("symfonic")
+        release = version("symfonic-runtime")
     except PackageNotFoundError:
         release = "0"
     detected = Resource.create()  # OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, the SDK's own

@@ -1,4 +1,4 @@
-"""Background runs on DBOS workers (``pip install 'symfonic[workers]'``).
+"""Background runs on DBOS workers (``pip install 'symfonic-runtime[workers]'``).
 
 ``Host.open(..., workers=N)`` starts DBOS with the host: turn segments (a new run, a resume) are
 queued as DBOS workflows and run by this process (``N`` at once per agent) or by any

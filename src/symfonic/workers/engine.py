@@ -84,7 +84,7 @@ def application_version() -> str:
     (a server that delivers webhooks registers ``symfonic.deliver``, a worker does not) would
     never run each other's runs."""
     try:
-        release = version("symfonic")
+        release = version("symfonic-runtime")
     except PackageNotFoundError:
         release = "0"
     return f"symfonic-{release}-format{FORMAT}"

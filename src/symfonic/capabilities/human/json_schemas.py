@@ -49,7 +49,7 @@ def _validator(schema: dict[str, Any]) -> Any:
         from jsonschema.validators import validator_for
     except ImportError as missing:
         raise ImportError("answering a tool's input request needs the jsonschema package "
-                          "(pip install 'symfonic[mcp]')") from missing
+                          "(pip install 'symfonic-runtime[mcp]')") from missing
     cls = validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)

@@ -8,7 +8,8 @@ package: ``import symfonic`` never loads the SDK (``infer_model("anthropic:...")
 try:
     import anthropic as _sdk  # noqa: F401  (imported for its side effect: fail early, in one line)
 except ImportError:
-    raise ImportError("the Anthropic adapter needs its extra: pip install 'symfonic[anthropic]'") from None
+    raise ImportError("the Anthropic adapter needs its extra: "
+                      "pip install 'symfonic-runtime[anthropic]'") from None
 
 from symfonic.models.anthropic.errors import to_model_error
 from symfonic.models.anthropic.model import AnthropicModel

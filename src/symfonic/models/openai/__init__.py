@@ -9,7 +9,8 @@ missing extra fails at this import with the line that installs it.
 try:
     import openai as _openai  # noqa: F401  (only to fail early, naming the install)
 except ImportError:
-    raise ImportError("the OpenAI adapters need their extra: pip install 'symfonic[openai]'") from None
+    raise ImportError("the OpenAI adapters need their extra: "
+                      "pip install 'symfonic-runtime[openai]'") from None
 
 from symfonic.models.openai.chat import OpenAIChatModel
 from symfonic.models.openai.responses import OpenAIResponsesModel

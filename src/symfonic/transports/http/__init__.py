@@ -1,4 +1,4 @@
-"""The HTTP transport: a JSON/SSE API, the inbox page and webhooks (``symfonic[http]``).
+"""The HTTP transport: a JSON/SSE API, the inbox page and webhooks (``symfonic-runtime[http]``).
 
 ::
 

@@ -195,6 +195,6 @@ class _HttpxPoster:
 
 def _version() -> str:
     try:
-        return version("symfonic")
+        return version("symfonic-runtime")
     except PackageNotFoundError:
         return "0"

@@ -3,7 +3,7 @@
 FastAPI's own ``/docs`` page loads Swagger UI's script and stylesheet from a CDN, so on a machine
 without internet access (an air-gapped deployment, a developer on a train, the tests) it is a
 blank page. Here the same page references only this service: the Swagger UI distribution comes
-from the pinned ``swagger-ui-bundle-v2`` package (installed with ``symfonic[http]``), served under
+from the pinned ``swagger-ui-bundle-v2`` package (installed with ``symfonic-runtime[http]``), served under
 :data:`ASSETS`, and the favicon is the inbox's. Swagger UI's online validator is switched off (it
 would send the schema to a third party, and fetch a badge from it).
 
@@ -30,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 DOCS = "/docs"
 ASSETS = "/docs/assets"
 FAVICON = "/inbox/static/favicon.svg"
-INSTALL = "pip install 'symfonic[http]'"
+INSTALL = "pip install 'symfonic-runtime[http]'"
 logger = logging.getLogger("symfonic.http")
 
 

@@ -1,6 +1,6 @@
 """MCP: every agent of a host served as a tool at ``/mcp``, on the official ``mcp`` SDK.
 
-``pip install 'symfonic[mcp]'``. Nothing here is imported by ``import symfonic`` or by
+``pip install 'symfonic-runtime[mcp]'``. Nothing here is imported by ``import symfonic`` or by
 ``symfonic.transports.http`` (``create_app`` imports it only when the SDK is installed).
 
 A turn that stops for a person answers the tool call with the 2026-07-28 ``input_required``
@@ -15,7 +15,7 @@ from __future__ import annotations
 try:
     import mcp  # noqa: F401
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
-    raise ImportError("serving agents over MCP needs its extra: pip install 'symfonic[mcp]'") \
+    raise ImportError("serving agents over MCP needs its extra: pip install 'symfonic-runtime[mcp]'") \
         from missing
 
 from symfonic.transports.mcp.handler import AgentTools

@@ -86,6 +86,6 @@ class _Authenticated:
 
 def _version() -> str:
     try:
-        return version("symfonic")
+        return version("symfonic-runtime")
     except PackageNotFoundError:
         return "0"
