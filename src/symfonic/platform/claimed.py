@@ -134,10 +134,11 @@ class ClaimedTurn:
         tail = self._fresh(runner)
         if not tail.messages:
             return
+        deadline = self._deadline()
         try:
             await self.store.append(tail)
         except StoreError as lost:
-            await _shielded(self._give_up(applied=True))
+            await _shielded(self._give_up(applied=True, deadline=deadline))
             raise OutcomeUnknown(
                 f"pause {self.jti}: a tool ran but its result could not be stored ({lost}); the "
                 "turn stopped and is interrupted: recover it", jti=self.jti) from lost
@@ -175,23 +176,25 @@ class ClaimedTurn:
         """A dropped connection may hide a commit that landed, or lose one that did not: read the
         row, and retry once on a fresh connection (safe: an outcome applies only to a row still
         ``claimed``). A turn that ran is never described as one that failed."""
+        deadline = self._deadline()
         try:
             await self.store.finish(finish, tail)
             self._settled = True
             return
         except StoreError as lost:
             logger.warning("storing the outcome of pause %s failed, checking: %s", self.jti, lost)
-        with contextlib.suppress(StoreError):
-            record = await self.store.get(self.jti)
-            if record is not None and record.status == "completed":
-                self._settled = True
-                return
         try:
-            await self.store.finish(finish, tail)
-            self._settled = True
-        except StoreError as lost_again:
+            async with asyncio.timeout_at(deadline):
+                with contextlib.suppress(StoreError):
+                    record = await self.store.get(self.jti)
+                    if record is not None and record.status == "completed":
+                        self._settled = True
+                        return
+                await self.store.finish(finish, tail)
+                self._settled = True
+        except (StoreError, TimeoutError) as lost_again:
             self._settled = True  # nothing more to do here but say so
-            await _shielded(self._give_up(applied=True))
+            await _shielded(self._give_up(applied=True, deadline=deadline))
             raise OutcomeUnknown(
                 f"pause {self.jti}: the answer was applied and the turn ran, but its outcome "
                 f"could not be stored ({lost_again}); it is interrupted: recover it",
@@ -208,17 +211,28 @@ class ClaimedTurn:
                              "leave it interrupted", self.jti)
             raise
 
-    async def _give_up(self, *, applied: bool) -> None:
+    def _deadline(self) -> float | None:
+        """When settling a failed write must be over: one store timeout after the write began,
+        so that a caller learns the outcome is unknown within that timeout, not after the
+        read-back, the retry and the interruption have each waited out their own."""
+        budget = getattr(self.store, "timeout", None)
+        if not isinstance(budget, (int, float)):
+            return None  # a store with no timeout of its own (SQLite waits on a local lock)
+        return asyncio.get_running_loop().time() + budget
+
+    async def _give_up(self, *, applied: bool, deadline: float | None = None) -> None:
         """Leave the pause with a way forward: back to ``outstanding`` when nothing was applied,
-        else ``interrupted`` now (if the store cannot be told, the lease lapses to the same)."""
+        else ``interrupted`` now (if the store cannot be told by ``deadline``, the lease lapses
+        to the same)."""
         self._settled = True
         measures.resumed(self.agent, "interrupted" if applied or self.reclaimed else "released")
         try:
-            if applied or self.reclaimed:
-                await self.store.interrupt(self.jti, self.clock())
-            else:
-                await self.store.release(self.jti)
-        except StoreError as failed:
+            async with asyncio.timeout_at(deadline):
+                if applied or self.reclaimed:
+                    await self.store.interrupt(self.jti, self.clock())
+                else:
+                    await self.store.release(self.jti)
+        except (StoreError, TimeoutError) as failed:
             logger.warning("pause %s stays claimed until its lease lapses: %s", self.jti, failed)
 
 

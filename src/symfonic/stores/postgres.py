@@ -16,9 +16,7 @@ become :class:`~symfonic.services.conversation.StoreError` (or ``TranscriptConfl
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -40,6 +38,7 @@ try:
     from psycopg_pool import AsyncConnectionPool
 
     from symfonic.stores import postgres_writes as writes
+    from symfonic.stores.postgres_pool import connection_pool, mark_used
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
     raise ImportError("PostgreSQL support needs its extra: "
                       "pip install 'symfonic-runtime[postgres]'") from missing
@@ -74,6 +73,12 @@ class PostgresStore(PostgresTasks):
         self._pool = pool
         self._timeout = timeout
 
+    @property
+    def timeout(self) -> float:
+        """Seconds any one operation may take; a caller settling a failure (the outcome of a
+        resumed turn) spends no more than this on all its follow-up calls together."""
+        return self._timeout
+
     @classmethod
     async def open(cls, url: str, *, min_size: int = 1, max_size: int = 10,
                    operation_timeout: float = 5.0) -> PostgresStore:
@@ -88,13 +93,7 @@ class PostgresStore(PostgresTasks):
         if not 1 <= min_size <= max_size:
             raise ValueError(f"pool sizes must satisfy 1 <= min ({min_size}) <= max ({max_size})")
         timeout = operation_timeout
-        seconds = max(1, round(timeout))
-        pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
-            url, min_size=min_size, max_size=max_size, open=False, timeout=timeout,
-            kwargs={"autocommit": True, "connect_timeout": seconds, "keepalives": 1,
-                    "keepalives_idle": seconds, "keepalives_interval": 1,
-                    "keepalives_count": 3},
-            check=_check_when_idle)
+        pool = connection_pool(url, min_size=min_size, max_size=max_size, timeout=timeout)
         try:
             await pool.open(wait=True, timeout=timeout)
         except psycopg.Error as error:
@@ -126,7 +125,7 @@ class PostgresStore(PostgresTasks):
                 await conn.execute(sql.to_format_style(statement), parameters or None)
             await writes.install(conn)
 
-        async with self._connection() as conn, conn.transaction():
+        async with self._bounded(), self._connection() as conn, conn.transaction():
             await migrate(conn)
 
     # transcripts
@@ -302,18 +301,19 @@ class PostgresStore(PostgresTasks):
         """Run one statement. An idempotent one (a read) is tried again, once, on a fresh
         connection when the first turned out to be dead; the claim is not, since a claim that
         died mid-flight may have committed."""
-        for attempt in (1, 2):
-            try:
-                async with self._connection() as conn:
-                    return await (await conn.execute(statement, params)).fetchall()
-            except StoreError as failed:
-                if attempt == 2 or not idempotent or not _connection_lost(failed):
-                    raise
-                await self._pool.check()  # the server may have dropped every idle connection
+        async with self._bounded():
+            for attempt in (1, 2):
+                try:
+                    async with self._connection() as conn:
+                        return await (await conn.execute(statement, params)).fetchall()
+                except StoreError as failed:
+                    if attempt == 2 or not idempotent or not _connection_lost(failed):
+                        raise
+                    await self._pool.check()  # the server may have dropped every idle connection
         raise AssertionError("unreachable")
 
     async def _rowcount(self, statement: str, params: tuple[Any, ...]) -> int:
-        async with self._connection() as conn:
+        async with self._bounded(), self._connection() as conn:
             return (await conn.execute(statement, params)).rowcount
 
     async def _write(self, work: Callable[[Connection], Awaitable[list[Reader]]]) -> None:
@@ -326,31 +326,40 @@ class PostgresStore(PostgresTasks):
         were idle only briefly). A failure once the Sync was sent is ambiguous and is raised for
         the caller to settle by reading the ledger.
         """
-        for attempt in (1, 2):
-            committing = False
-            try:
-                async with self._connection() as conn, conn.pipeline():
-                    readers = await work(conn)
-                    committing = True  # leaving the pipeline sends the Sync
-                break
-            except StoreError as failed:
-                if attempt == 2 or committing or not _connection_lost(failed):
-                    raise
-                await self._pool.check()
-        for read in readers:
-            await read()
+        async with self._bounded():
+            for attempt in (1, 2):
+                committing = False
+                try:
+                    async with self._connection() as conn, conn.pipeline():
+                        readers = await work(conn)
+                        committing = True  # leaving the pipeline sends the Sync
+                    break
+                except StoreError as failed:
+                    if attempt == 2 or committing or not _connection_lost(failed):
+                        raise
+                    await self._pool.check()
+            for read in readers:
+                await read()
+
+    @asynccontextmanager
+    async def _bounded(self) -> AsyncIterator[None]:
+        """One deadline for a whole operation, its retry on a fresh connection included: a
+        caller waits at most the store's timeout, however the operation spends it."""
+        try:
+            async with asyncio.timeout(self._timeout):
+                yield
+        except TimeoutError as slow:
+            raise StoreUnavailable(f"PostgreSQL did not answer within {self._timeout:g} s "
+                                   "(down, unreachable, or every pooled connection busy)") from slow
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Connection]:
         try:
-            async with asyncio.timeout(self._timeout), self._pool.connection() as conn:
+            async with self._pool.connection() as conn:
                 try:
                     yield conn
                 finally:
-                    _last_used[conn] = time.monotonic()
-        except TimeoutError as slow:
-            raise StoreUnavailable(f"PostgreSQL did not answer within {self._timeout:g} s "
-                                   "(down, unreachable, or every pooled connection busy)") from slow
+                    mark_used(conn)
         except psycopg.errors.UniqueViolation as error:
             raise writes.refusal(error) or StoreError(f"PostgreSQL refused the write: {error}") from error
         except psycopg.OperationalError as error:
@@ -359,17 +368,5 @@ class PostgresStore(PostgresTasks):
             raise writes.refusal(error) or StoreError(f"PostgreSQL failed: {error}") from error
 
 
-IDLE_CHECK_SECONDS = 2.0
-"""A pooled connection idle longer than this is pinged before use (the server may have dropped
-it); a busy one is not, since a ping per checkout cost a round trip on every store call."""
-_last_used: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
-
-
 def _connection_lost(error: StoreError) -> bool:
     return isinstance(error.__cause__, psycopg.OperationalError)
-
-
-async def _check_when_idle(conn: Connection) -> None:
-    last = _last_used.get(conn)
-    if last is None or time.monotonic() - last > IDLE_CHECK_SECONDS:
-        await AsyncConnectionPool.check_connection(conn)

@@ -147,6 +147,27 @@ def shutdown() -> None:
     DBOS.destroy()
 
 
+SETTLE_SECONDS = 5.0
+"""At most this long a stop waits for DBOS to record the workflows whose segment has ended."""
+
+
+async def settled(seconds: float = SETTLE_SECONDS) -> None:
+    """Let DBOS finish recording the workflows whose segment already returned.
+
+    A segment returning is not its workflow ending: DBOS then stores the result (or the error)
+    on the event loop's executor, which is its own. Destroyed in between, DBOS logs a traceback
+    per workflow ("cannot schedule new futures after shutdown") and the outcome is never stored.
+    The segments still running past the grace are not waited for: they are left to recovery.
+    """
+    from dbos._dbos import _get_dbos_instance
+
+    active = _get_dbos_instance()._active_workflows_set
+    deadline = asyncio.get_running_loop().time() + seconds
+    # DBOS signals no workflow's end, so there is no event to wait on; its recording takes ms.
+    while set(active.activeList()) - _RUNNING and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.02)
+
+
 def stop_dequeuing() -> None:
     """Take no more segments from the queues; those running go on (a graceful stop's first step).
 

@@ -92,7 +92,11 @@ class Workers:
             await self._liveness.start()
 
     async def close(self) -> None:
-        self.started = False
+        """Stop in order: DBOS records the workflows that ended, then stops, and only then is
+        the liveness lock (and, after this, the host's store) let go."""
+        launched, self.started = self.started, False
+        if launched:
+            await engine.settled()
         if self._liveness is not None:
             await self._liveness.close()
         await asyncio.to_thread(engine.shutdown)

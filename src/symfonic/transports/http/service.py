@@ -14,6 +14,7 @@ turn; the runs already going get the grace period to finish.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -23,7 +24,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import JSONResponse, Response
 
 from symfonic.agent import collect
-from symfonic.platform.continuation import PauseExpired
+from symfonic.platform.continuation import ContinuationUnavailable, PauseExpired
 from symfonic.platform.host import Host
 from symfonic.transports.http.auth import ApiKey, ApiKeys, Permission
 from symfonic.transports.http.errors import Refusal, foreign_pause
@@ -72,8 +73,18 @@ class Service:
         give the runs going ``grace`` seconds, then cancel and await what is left."""
         if self._drain is None:
             self.stopped.set()
-            self._drain = asyncio.create_task(self.pump.drain(self.grace), name="symfonic-drain")
+            self._drain = asyncio.create_task(self._drained(), name="symfonic-drain")
         return self._drain
+
+    async def _drained(self) -> None:
+        """The runs of requests and the background segments this server's workers run get the
+        same grace from the same moment; DBOS is stopped only after (with the host), so that a
+        segment ending never finds it gone."""
+        waits: list[Awaitable[object]] = [self.pump.drain(self.grace)]
+        if self.host.worker_options is not None:
+            with contextlib.suppress(ContinuationUnavailable):  # workers that never started
+                waits.append(self.host.workers.drain(self.grace))
+        await asyncio.gather(*waits)
 
     def check_accepting(self) -> None:
         """Pass unless the service is stopping.
