@@ -1,13 +1,17 @@
-"""JSON bodies as JSON defines them: no ``NaN``, ``Infinity`` or ``-Infinity``, and no number that
-only fits a float as infinity (``1e309``).
+"""JSON bodies as JSON defines them: no ``NaN``, ``Infinity`` or ``-Infinity``, no number that
+only fits a float as infinity (``1e309``), and no object that names a key twice.
 
 Python's :mod:`json` accepts all of these, so FastAPI does too. Nothing good comes of letting them
 in: a NaN passes every ``ge``/``le`` bound (every comparison with it is false), an answer or a
 tool's arguments holding one cannot be stored or sent back out as JSON (``allow_nan=False``
 refuses it, and other parsers, a model provider's or a webhook receiver's, reject the token), and
-the core would refuse it later and less clearly. So they are refused at the door, as the request
-failing its schema: 422 ``request_invalid`` with ``errors: [{"loc": ["body", ...], "msg"}]``, the
-``loc`` being the path to the offending number.
+the core would refuse it later and less clearly. A key written twice (``{"approved": false,
+"approved": true}``) is worse: Python keeps the last, another reader (a proxy, an audit log, the
+person's own tool) may keep the first, so what was decided depends on who reads it. So they are
+refused at the door, as the request failing its schema: 422 ``request_invalid`` with ``errors:
+[{"loc": ["body", ...], "msg"}]``, the ``loc`` being the path to the offending number or key.
+:func:`parse` is the same check for JSON that arrives some other way (a form's JSON field): it
+raises :class:`NotStrictJSON` instead.
 
 Where: FastAPI reads a JSON body in its route handler, with ``await request.json()``.
 :class:`StrictJSONRoute` (the ``route_class`` of the API's router) hands that handler a
@@ -23,6 +27,7 @@ import contextlib
 import email.message
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -44,34 +49,81 @@ class _NonFinite:
         self.text = text
 
 
-def loads(body: bytes | str) -> Any:
+class _Repeated(dict[str, Any]):
+    """An object of the parsed document that named ``twice`` more than once."""
+
+    __slots__ = ("twice",)
+
+    def __init__(self, pairs: list[tuple[str, Any]], twice: list[str]) -> None:
+        super().__init__(pairs)
+        self.twice = twice
+
+
+Problem = tuple[Path, str, str | None]
+
+
+class NotStrictJSON(ValueError):
+    """JSON that holds what strict JSON refuses; ``problems`` are (path, why, text) each."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(f"{'.'.join(map(str, path)) or 'document'}: {why}"
+                                   for path, why, _ in problems))
+        self.problems = problems
+
+
+def parse(body: bytes | str) -> Any:
     """``body`` parsed as strict JSON.
 
     Raises:
-        json.JSONDecodeError: ``body`` is no JSON at all (left to FastAPI's usual report).
-        RequestValidationError: a non-finite number (one error per occurrence, at its path), an
-            integer over Python's digit limit, text that is not UTF-8, or nesting too deep.
+        json.JSONDecodeError: ``body`` is no JSON at all.
+        NotStrictJSON: a non-finite number or a key repeated in an object (one problem per
+            occurrence, at its path), an integer over Python's digit limit, text that is not
+            UTF-8, or nesting too deep.
     """
-    found: list[_NonFinite] = []
+    found: list[_NonFinite | _Repeated] = []
 
     def constant(text: str) -> _NonFinite:
-        found.append(_NonFinite(text))
-        return found[-1]
+        marker = _NonFinite(text)
+        found.append(marker)
+        return marker
 
     def number(text: str) -> float | _NonFinite:
         value = float(text)
         return value if math.isfinite(value) else constant(text)
 
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        document = dict(items)
+        if len(document) == len(items):
+            return document
+        counts = Counter(key for key, _ in items)
+        repeated = _Repeated(items, [key for key, count in counts.items() if count > 1])
+        found.append(repeated)
+        return repeated
+
     try:
-        document = json.loads(body, parse_constant=constant, parse_float=number)
+        document = json.loads(body, parse_constant=constant, parse_float=number,
+                              object_pairs_hook=pairs)
     except json.JSONDecodeError:
         raise
     except (ValueError, RecursionError) as unreadable:
         why = "nested too deeply" if isinstance(unreadable, RecursionError) else str(unreadable)
-        raise _invalid([((), f"not readable as JSON: {why}", None)]) from None
+        raise NotStrictJSON([((), f"not readable as JSON: {why}", None)]) from None
     if found:
-        raise _invalid([(path, _why(marker.text), marker.text) for path, marker in _markers(document)])
+        raise NotStrictJSON(_problems(document))
     return document
+
+
+def loads(body: bytes | str) -> Any:
+    """``body`` parsed by :func:`parse`, its refusal a schema failure of the request's body.
+
+    Raises:
+        json.JSONDecodeError: ``body`` is no JSON at all (left to FastAPI's usual report).
+        RequestValidationError: what :func:`parse` refuses.
+    """
+    try:
+        return parse(body)
+    except NotStrictJSON as refused:
+        raise _invalid(refused.problems) from None
 
 
 class StrictJSONRequest(Request):
@@ -114,16 +166,19 @@ def _is_json(content_type: str | None) -> bool:
         subtype == "json" or subtype.endswith("+json"))
 
 
-def _markers(document: Any) -> list[tuple[Path, _NonFinite]]:
-    """Every non-finite number of ``document`` with its path, in document order; iterative, as
+def _problems(document: Any) -> list[Problem]:
+    """What strict JSON refuses in ``document``, with its path, in document order; iterative, as
     the document may nest as deep as the parser allowed."""
-    found: list[tuple[Path, _NonFinite]] = []
+    found: list[Problem] = []
     stack: list[tuple[Path, Any]] = [((), document)]
     while stack:
         path, item = stack.pop()
         if isinstance(item, _NonFinite):
-            found.append((path, item))
+            found.append((path, _why(item.text), item.text))
         elif isinstance(item, dict):
+            if isinstance(item, _Repeated):
+                found.extend(((*path, key), f"the key {key!r} appears more than once in this "
+                              "object: name each key once", key) for key in item.twice)
             stack.extend(reversed([((*path, key), value) for key, value in item.items()]))
         elif isinstance(item, list):
             stack.extend(reversed([((*path, index), value) for index, value in enumerate(item)]))
@@ -136,6 +191,6 @@ def _why(text: str) -> str:
     return f"{text} is too large for a number: it would be infinity, which JSON has not"
 
 
-def _invalid(problems: list[tuple[Path, str, str | None]]) -> RequestValidationError:
+def _invalid(problems: list[Problem]) -> RequestValidationError:
     return RequestValidationError([{"type": "json_invalid", "loc": ("body", *path), "msg": msg,
                                     "input": text} for path, msg, text in problems])
