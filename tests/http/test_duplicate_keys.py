@@ -49,7 +49,7 @@ def _policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelRe
     return ModelReply(text=f"Set: {messages[-1].content}")
 
 
-def _flags_agent() -> AgentSpec:
+def flags_agent() -> AgentSpec:
     """Pauses for a typed answer whose ``flags`` field the inbox form takes as JSON."""
     return AgentSpec(name="flags", model=FunctionModel(_policy, name="flags_policy"),
                      capabilities=[HumanInteraction(interrupts=[Interrupt(
@@ -59,7 +59,7 @@ def _flags_agent() -> AgentSpec:
 
 @pytest.fixture
 def served(start_server: ServerFactory) -> LiveServer:
-    return start_server(agents=[support_agent(), _flags_agent()])
+    return start_server(agents=[support_agent(), flags_agent()])
 
 
 async def _outstanding(client: httpx.AsyncClient, server: LiveServer, token: str) -> None:

@@ -19,6 +19,11 @@ Where: FastAPI reads a JSON body in its route handler, with ``await request.json
 turns any error of its own ``json()`` call other than a syntax error into a bare 400, so the
 refusal is raised before, where the app's handler for schema failures answers it. The parsed
 document is cached on the request, so a body is parsed once.
+
+The A2A and MCP endpoints are JSON-RPC, parsed by their SDKs, which keep the last of a repeated
+key like :mod:`json` does; an answer reaches a pause through them too. :class:`StrictJSONRPC`
+checks their bodies the same way first and answers what it refuses as JSON-RPC says to answer
+JSON that cannot be read: a ``-32700`` parse error.
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ from typing import Any
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from symfonic.transports.http.limits import replaying
 
 Path = tuple[str | int, ...]
 _UNPARSED = object()
@@ -153,6 +161,40 @@ class StrictJSONRoute(APIRoute):
             return await handle(strict_request)
 
         return strict
+
+
+class StrictJSONRPC:
+    """ASGI middleware: a JSON body posted under one of ``prefixes`` is refused (400, a JSON-RPC
+    ``-32700`` error) unless it is strict JSON.
+
+    Put it inside :class:`~.limits.BodyLimit`, which has already bounded the body and hands it on
+    whole, in one message.
+    """
+
+    def __init__(self, app: ASGIApp, prefixes: tuple[str, ...]) -> None:
+        self.app = app
+        self.prefixes = prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        content_type = next((value.decode("latin-1") for name, value in scope.get("headers", ())
+                             if name == b"content-type"), None)
+        if not (scope.get("method") == "POST" and _is_json(content_type) and any(
+                path == prefix or path.startswith(f"{prefix}/") for prefix in self.prefixes)):
+            await self.app(scope, receive, send)
+            return
+        message = await receive()
+        body = message.get("body", b"") if message["type"] == "http.request" else b""
+        try:
+            parse(body)
+        except json.JSONDecodeError:
+            pass  # not JSON at all: the SDK's own parse error says so
+        except NotStrictJSON as refused:
+            error = {"code": -32700, "message": f"Parse error: {refused}"}
+            await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error},
+                               status_code=400)(scope, receive, send)
+            return
+        await self.app(scope, replaying(message, receive), send)
 
 
 def _is_json(content_type: str | None) -> bool:
