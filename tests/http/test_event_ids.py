@@ -16,7 +16,7 @@ from symfonic.examples.support import support_agent
 from symfonic.transports.http import ApiKeys, create_app
 from symfonic.transports.http.sse import MAX_EVENT_ID, last_event_id
 from symfonic.workers import WorkerOptions
-from tests.http.helpers import SECRET, Served, loopback_socket
+from tests.http.helpers import SECRET, LiveServer, Served, loopback_socket
 
 HOSTILE = ["²", "9223372036854775808", str(MAX_EVENT_ID + 1), "-1", "1e3", "12 3", "٣"]
 """Read as a server reads header bytes (Latin-1), ``²`` is the byte a client sends; ``٣`` (an Arabic
@@ -75,3 +75,16 @@ async def test_a_hostile_last_event_id_streams_from_the_start(
     *[(hostile, 0) for hostile in HOSTILE]])
 def test_only_ascii_digits_within_the_bound_are_a_position(header: str | None, position: int) -> None:
     assert last_event_id(header) == position
+
+
+@pytest.mark.parametrize("header", [b"\xb2", b"9223372036854775808", b"1"])
+async def test_the_mcp_stream_starts_over_rather_than_failing_on_any_last_event_id(
+        server: LiveServer, header: bytes) -> None:
+    """MCP's event stream keeps no events to replay (the server is stateless): any id opens it
+    from the start; the SDK alone answered none (a 500)."""
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as client, client.stream(
+            "GET", "/mcp", headers=[(b"Authorization", server.auth("acme")["Authorization"].encode()),
+                                    (b"Accept", b"text/event-stream"), (b"Last-Event-ID", header)],
+    ) as opened:
+        assert opened.status_code == 200
+        assert opened.headers["content-type"].startswith("text/event-stream")
