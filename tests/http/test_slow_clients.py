@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,3 +203,12 @@ async def test_symfonic_serve_applies_its_flags_and_variables(
             writer.close()
     finally:
         await serving.stop()
+
+
+async def test_symfonic_serve_refuses_a_wrong_limit_before_it_starts(tmp_path: Path) -> None:
+    refused = await asyncio.to_thread(
+        subprocess.run, [SYMFONIC, "serve", "--port", str(free_port()), "--max-connections", "0"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert refused.returncode == 3, refused.stdout + refused.stderr  # Exit.CONFIGURATION
+    assert "max_connections must be a positive number" in refused.stdout + refused.stderr
+    assert "API key" not in refused.stdout  # nothing was printed or issued

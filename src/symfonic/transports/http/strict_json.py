@@ -164,7 +164,7 @@ class StrictJSONRoute(APIRoute):
 
 
 class StrictJSONRPC:
-    """ASGI middleware: a JSON body posted under one of ``prefixes`` is refused (400, a JSON-RPC
+    """ASGI middleware: a JSON body sent under one of ``prefixes`` is refused (400, a JSON-RPC
     ``-32700`` error) unless it is strict JSON.
 
     Put it inside :class:`~.limits.BodyLimit`, which has already bounded the body and hands it on
@@ -179,7 +179,7 @@ class StrictJSONRPC:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         content_type = next((value.decode("latin-1") for name, value in scope.get("headers", ())
                              if name == b"content-type"), None)
-        if not (scope.get("method") == "POST" and _is_json(content_type) and any(
+        if not (_is_json(content_type) and any(
                 path == prefix or path.startswith(f"{prefix}/") for prefix in self.prefixes)):
             await self.app(scope, receive, send)
             return
