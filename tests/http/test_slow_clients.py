@@ -10,6 +10,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -27,17 +28,23 @@ SLACK = 1.5
 HEAD = b"POST /v1/agents/support/runs HTTP/1.1\r\nHost: test\r\n"
 
 
-@pytest.fixture
-def served(tmp_path: Path, refunds: Path) -> Iterator[tuple[Served, dict[str, str]]]:
+@contextmanager
+def _serving(tmp_path: Path, limits: ConnectionLimits) -> Iterator[tuple[Served, dict[str, str]]]:
     sock = loopback_socket()
     host = Host.open(f"sqlite:///{tmp_path / 'symfonic.db'}", agents=[support_agent()],
                      secret=SECRET)
     keys = ApiKeys()
-    server = Served(create_app(host, keys, grace=5), sock, LIMITS)
+    server = Served(create_app(host, keys, grace=5), sock, limits)
     try:
         yield server, {"Authorization": f"Bearer {keys.issue('acme')}"}
     finally:
         server.stop()
+
+
+@pytest.fixture
+def served(tmp_path: Path, refunds: Path) -> Iterator[tuple[Served, dict[str, str]]]:
+    with _serving(tmp_path, LIMITS) as serving:
+        yield serving
 
 
 def _connect(server: Served) -> socket.socket:
@@ -93,6 +100,27 @@ def test_a_silent_connection_is_closed_at_the_head_deadline(
         assert time.monotonic() - started < LIMITS.head_timeout + SLACK
     assert answered.startswith(b"HTTP/1.1 408 "), answered
     assert b'"request_timeout"' in answered
+
+
+def test_hundreds_of_half_requests_are_all_closed_and_their_descriptors_freed(
+        tmp_path: Path, refunds: Path) -> None:
+    many = 300
+    with _serving(tmp_path, ConnectionLimits(head_timeout=1.0, max_connections=1000)) as (
+            server, _):
+        before = len(os.listdir("/proc/self/fd"))  # the server runs in this process
+        socks = [_connect(server) for _ in range(many)]
+        try:
+            started = time.monotonic()
+            for sock in socks:
+                sock.sendall(HEAD)
+            answers = [_until_closed(sock) for sock in socks]
+            assert time.monotonic() - started < 1.0 + SLACK + 1.0
+        finally:
+            for sock in socks:
+                sock.close()
+        assert all(answer.startswith(b"HTTP/1.1 408 ") for answer in answers)
+        time.sleep(0.2)
+        assert len(os.listdir("/proc/self/fd")) <= before + 5
 
 
 def test_a_trickling_head_is_cut_at_its_deadline_not_reset_by_each_byte(
