@@ -33,6 +33,7 @@ from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys
+from symfonic.transports.http.connections import ConnectionLimits, guarded_config
 
 T = TypeVar("T")
 SYMFONIC = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
@@ -67,12 +68,15 @@ class _Uvicorn(uvicorn.Server):
 class Served:
     """An ASGI app served by uvicorn on 127.0.0.1 in a thread of its own."""
 
-    def __init__(self, app: ASGIApp, sock: socket.socket) -> None:
+    def __init__(self, app: ASGIApp, sock: socket.socket,
+                 limits: ConnectionLimits | None = None) -> None:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self.app = app
         ready = threading.Event()
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="none", http="h11",
-                                loop="asyncio", timeout_graceful_shutdown=5)
+        options: dict[str, Any] = {"log_level": "warning", "lifespan": "on", "loop": "asyncio",
+                                   "timeout_graceful_shutdown": 5}
+        config = (uvicorn.Config(app, ws="none", http="h11", **options) if limits is None
+                  else guarded_config(app, limits, **options))  # as symfonic serve runs it
         self._server = _Uvicorn(config, ready)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         daemon=True, name=f"uvicorn-{self.url}")

@@ -20,6 +20,7 @@ from rich.markup import escape
 from symfonic.agent import RunOutcome
 from symfonic.cli.exits import EPILOG, Exit, fail, plainly
 from symfonic.cli.loading import load_host
+from symfonic.platform.continuation import AnswerInvalid
 from symfonic.platform.host import Host
 
 T = TypeVar("T")
@@ -100,11 +101,38 @@ def parse_answer(text: str) -> Any:
     if word in ("reject", "rejected", "no", "n"):
         return {"approved": False, "reason": "rejected from the command line"}
     try:
-        return json.loads(text)
+        return json_answer(text)
     except json.JSONDecodeError as bad:
         if text.lstrip()[:1] in ("{", "[", '"'):
             fail(Exit.INVALID_ANSWER, f"the answer is not valid JSON ({bad}): {text!r}")
         return text
+    except AnswerInvalid as repeated:
+        fail(Exit.INVALID_ANSWER, f"invalid answer: {repeated}")
+
+
+def json_answer(text: str) -> Any:
+    """``text`` parsed as JSON whose objects name each key once.
+
+    ``{"approved": false, "approved": true}`` means nothing certain: Python keeps the last key,
+    other readers the first. The HTTP API refuses it (:mod:`symfonic.transports.http.strict_json`,
+    which needs the HTTP extra); the terminal refuses it the same way.
+
+    Raises:
+        json.JSONDecodeError: ``text`` is not JSON.
+        AnswerInvalid: an object names a key more than once.
+    """
+    return json.loads(text, object_pairs_hook=_once_each)
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) < len(pairs):
+        names = [name for name, _ in pairs]
+        twice = [name for name in document if names.count(name) > 1]
+        raise AnswerInvalid(f"the key {twice[0]!r} appears more than once in an object: name "
+                            "each key once", [{"loc": [name], "msg": "repeated key"}
+                                              for name in twice])
+    return document
 
 
 def print_outcome(outcome: RunOutcome, *, first: bool = False) -> None:

@@ -20,6 +20,11 @@ OpenTelemetry SDK (the ``[otel]`` extra; refused at once, with the install comma
 and serves each request inside a server span (:mod:`symfonic.transports.telemetry`); each
 reloaded worker installs its own. ``--log-format json`` makes every log line a JSON object, with
 the trace id of the request it was written in; workers get it as ``$SYMFONIC_LOG_FORMAT``.
+
+Connections (:mod:`symfonic.transports.http.connections`): ``--head-timeout``, ``--body-timeout``,
+``--max-connections`` and ``--keep-alive`` (or their ``$SYMFONIC_*`` variables) bound how long a
+client may take to send a request, how long an idle one stays, and how many are served at once;
+a reloading server passes them to its workers through those variables.
 """
 
 from __future__ import annotations
@@ -44,10 +49,12 @@ from symfonic.cli.loading import APP_VARIABLE, find_app, load_host
 from symfonic.platform.host import Host
 
 if TYPE_CHECKING:
+    from symfonic.transports.http.connections import ConnectionLimits
     from symfonic.transports.telemetry import Telemetry
 
 HTTP_EXTRA = "pip install 'symfonic-runtime[http]'"
 RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
+GUARDED_PROTOCOL = "symfonic.transports.http.connections:GuardedH11Protocol"
 WORKERS_VARIABLE = "SYMFONIC_SERVE_WORKERS"
 
 
@@ -78,11 +85,24 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
           log_format: Annotated[LogFormat, typer.Option(
               "--log-format", envvar="SYMFONIC_LOG_FORMAT", case_sensitive=False,
               help="Log lines as text, or as one JSON object per line; both carry the trace id "
-                   "of the request they were written in.")] = LogFormat.TEXT) -> None:
+                   "of the request they were written in.")] = LogFormat.TEXT,
+          head_timeout: Annotated[float | None, typer.Option(
+              help="Seconds a client has to send a request's head, from connecting or from its "
+                   "first byte (default: $SYMFONIC_HEAD_TIMEOUT, else 10).")] = None,
+          body_timeout: Annotated[float | None, typer.Option(
+              help="Seconds a client has to send a request's body once its head arrived "
+                   "(default: $SYMFONIC_BODY_TIMEOUT, else 30).")] = None,
+          max_connections: Annotated[int | None, typer.Option(
+              help="Connections open at once; a new one over it is answered 503 "
+                   "(default: $SYMFONIC_MAX_CONNECTIONS, else 1000).")] = None,
+          keep_alive: Annotated[int | None, typer.Option(
+              help="Seconds an idle kept-alive connection stays open "
+                   "(default: $SYMFONIC_KEEP_ALIVE, else 5).")] = None) -> None:
     """Serve the HTTP API and the inbox page.
 
     Needs the http extra: pip install 'symfonic-runtime[http]'."""
     try:
+        from symfonic.transports.http.connections import connection_limits
         from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
     except ImportError as missing:
         fail(Exit.CONFIGURATION, f"serve needs the HTTP extra ({missing}): {HTTP_EXTRA}")
@@ -98,15 +118,18 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     try:
         webhook_config()
         grace = shutdown_grace() if grace is None else grace
+        limits = connection_limits({"head_timeout": head_timeout, "body_timeout": body_timeout,
+                                    "max_connections": max_connections, "keep_alive": keep_alive})
     except ValueError as wrong:
         fail(Exit.CONFIGURATION, str(wrong))
     telemetry = telemetry_from_environment(install=not reload)
     if reload:
         _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers,
-                         log_format=log_format.value)
+                         log_format=log_format.value, limits=limits)
     else:
         run_server(served, host=host, port=port, grace=grace, public_url=public_url,
-                   log_format="json" if log_format is LogFormat.JSON else "text", telemetry=telemetry)
+                   log_format="json" if log_format is LogFormat.JSON else "text", telemetry=telemetry,
+                   limits=limits)
 
 
 def telemetry_from_environment(*, install: bool) -> Telemetry | None:
@@ -181,9 +204,10 @@ def ensure_free(host: str, port: int) -> None:
 
 
 def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, grace: float,
-                     workers: int | None, log_format: str) -> None:
+                     workers: int | None, log_format: str, limits: ConnectionLimits) -> None:
     import uvicorn
 
+    from symfonic.transports.http.connections import VARIABLES
     from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL
     from symfonic.transports.telemetry import LOG_FORMAT_VARIABLE, configure_logging, logging_config
 
@@ -197,6 +221,8 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     if workers is not None:
         os.environ[WORKERS_VARIABLE] = str(workers)
     os.environ[LOG_FORMAT_VARIABLE] = log_format  # the workers' own records (and warnings)
+    for field, variable in VARIABLES.items():  # the workers' protocol reads its limits there
+        os.environ[variable] = str(getattr(limits, field))
     log_config = logging_config(configure_logging(log_format))
     public_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '', '::') else host}:{port}"
     key, key_id = asyncio.run(_issue_key(served.url, DEMO_TENANT, f"{DEVELOPMENT_LABEL} {public_url}"))
@@ -209,7 +235,8 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     folders = {str(Path.cwd())} | ({str(source.root)} if source.root else set())
     try:
         uvicorn.run(RELOADED_APP, factory=True, reload=True, reload_dirs=sorted(folders),
-                    host=host, port=port, log_level="info", lifespan="on", log_config=log_config)
+                    host=host, port=port, log_level="info", lifespan="on", log_config=log_config,
+                    http=GUARDED_PROTOCOL, ws="none", timeout_keep_alive=limits.keep_alive)
     finally:
         asyncio.run(_revoke_key(served.url, key_id))
 

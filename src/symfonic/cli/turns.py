@@ -26,6 +26,7 @@ from symfonic.cli.common import (
     act,
     app,
     console,
+    json_answer,
     moment,
     parse_answer,
     print_outcome,
@@ -126,9 +127,8 @@ async def _answer(host: Host, pause: PendingInterrupt, preset: Any) -> RunOutcom
         return await host.continuation.resume(pause.token, preset)
     schema = (await host.continuation.ticket(pause.token)).answer_schema or {}
     while True:
-        reply = _ask(pause, schema)
         try:
-            return await host.continuation.resume(pause.token, reply)
+            return await host.continuation.resume(pause.token, _ask(pause, schema))
         except AnswerInvalid as invalid:  # nothing was claimed: ask again
             console.print(f"[red]invalid answer[/]: {escape(str(invalid))}", highlight=False)
 
@@ -138,7 +138,7 @@ def _ask(pause: PendingInterrupt, schema: dict[str, Any]) -> Any:
     if "approved" not in schema.get("properties", {}):
         text = str(typer.prompt("your answer (text or JSON)"))
         try:
-            return json.loads(text) if pause.kind != "ask_user" else text
+            return json_answer(text) if pause.kind != "ask_user" else text
         except json.JSONDecodeError:
             return text
     while True:

@@ -29,8 +29,12 @@ from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
 from symfonic.transports.http.schemas import Ticket, resume_url
 from symfonic.transports.http.service import Service
+from symfonic.transports.http.strict_json import StrictJSONRPC
 from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import DeliveryFailed, WebhookConfig
+
+JSON_RPC_PREFIXES = ("/a2a", "/mcp")
+"""Where ``mount_a2a`` and ``mount_mcp`` serve JSON-RPC, whose bodies :class:`StrictJSONRPC` checks."""
 
 
 def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = None, *,
@@ -110,6 +114,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         ])
     app.state.symfonic = service
     errors.install(app)
+    app.add_middleware(StrictJSONRPC, prefixes=JSON_RPC_PREFIXES)  # inside BodyLimit: bounded
     app.add_middleware(BodyLimit, max_bytes=max_body)
     app.include_router(api.router)
     app.include_router(runs.router)

@@ -22,6 +22,7 @@ from html import escape
 from typing import Any, Literal
 
 from symfonic.platform.continuation import AnswerInvalid
+from symfonic.transports.http import strict_json
 
 Purpose = Literal["approval", "ask_user", "typed"]
 ARG_PREFIX = "arg."
@@ -200,12 +201,16 @@ def _enum_value(text: str, prop: dict[str, Any]) -> Any:
 
 
 def _json_value(text: str, loc: list[str]) -> Any:
+    """A JSON field's value, as strict as a JSON body (:mod:`.strict_json`): a key written twice
+    or a NaN is refused here as it would be over the API."""
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as broken:
-        why = broken.msg if isinstance(broken, json.JSONDecodeError) else "nested too deeply"
-        raise AnswerInvalid(f"{'.'.join(loc)}: not JSON ({why})",
-                            [{"loc": loc, "msg": f"not JSON: {why}"}]) from None
+        return strict_json.parse(text)
+    except json.JSONDecodeError as broken:
+        raise AnswerInvalid(f"{'.'.join(loc)}: not JSON ({broken.msg})",
+                            [{"loc": loc, "msg": f"not JSON: {broken.msg}"}]) from None
+    except strict_json.NotStrictJSON as refused:
+        raise AnswerInvalid(f"{'.'.join(loc)}: {refused}", [
+            {"loc": [*loc, *path], "msg": why} for path, why, _ in refused.problems]) from None
 
 
 def _display(value: Any) -> str:

@@ -34,7 +34,7 @@ class BodyLimit:
         while True:
             message = await receive()
             if message["type"] != "http.request":  # the client left before sending it all
-                await self.app(scope, _replaying(message, receive), send)
+                await self.app(scope, replaying(message, receive), send)
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
@@ -45,7 +45,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         whole: Message = {"type": "http.request", "body": b"".join(parts), "more_body": False}
-        await self.app(scope, _replaying(whole, receive), send)
+        await self.app(scope, replaying(whole, receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = JSONResponse(
@@ -64,7 +64,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _replaying(first: Message, receive: Receive) -> Receive:
+def replaying(first: Message, receive: Receive) -> Receive:
     """``receive`` that yields ``first`` once, then defers to the server (for disconnects)."""
     pending = [first]
 

@@ -5,6 +5,8 @@ A run id is looked up in the key's tenant only: another tenant's run id is answe
 like one that never existed. The event stream is the run's recorded events, each SSE frame's
 ``id`` its position; a client that reconnects with ``Last-Event-ID`` continues after it, from any
 server on the database, since the events are stored (DBOS streams) rather than held in memory.
+A ``Last-Event-ID`` this server cannot have sent (not ASCII digits, or past
+:data:`~.sse.MAX_EVENT_ID`) streams from the start.
 A run that has not started yet sends nothing until it does; one cancelled while queued ends the
 stream empty. Every stream ends with a ``status`` frame: the run's state as ``GET`` would give it.
 
@@ -24,6 +26,7 @@ from fastapi import APIRouter, Depends, Header, Request
 from fastapi import Path as PathParam
 from starlette.responses import StreamingResponse
 
+from symfonic.transports.http import sse
 from symfonic.transports.http.auth import ApiKey
 from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.schemas import (
@@ -90,7 +93,7 @@ async def run_events(run_id: RunId, request: Request,
                      last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
     """The run's events as they happen; send ``Last-Event-ID`` to continue after that one."""
     service, handle = await _handle(request, run_id, key)
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    after = sse.last_event_id(last_event_id)
     base = service.base(request)
 
     async def frames() -> AsyncIterator[str]:

@@ -20,6 +20,11 @@ connections still open are refused (503), the runs going and the requests in fli
 period (``$SYMFONIC_SHUTDOWN_GRACE`` seconds, 30 by default) to finish, then what is left is
 cancelled and awaited, and the process exits 0 (``SIGTERM``; uvicorn's 130 for Ctrl+C).
 
+Connections: a request's head must arrive within ``$SYMFONIC_HEAD_TIMEOUT`` seconds (10) and its
+body within ``$SYMFONIC_BODY_TIMEOUT`` (30), an idle kept-alive connection is closed after
+``$SYMFONIC_KEEP_ALIVE`` (5), and over ``$SYMFONIC_MAX_CONNECTIONS`` (1000) open at once a new one
+is answered 503 (:mod:`symfonic.transports.http.connections`).
+
 Logs go through :mod:`symfonic.transports.telemetry`'s formatters (``text``, or one JSON object
 per line), with the current trace and span ids; with a
 :class:`~symfonic.transports.telemetry.Telemetry` the app is served inside a server span per
@@ -42,6 +47,7 @@ import uvicorn
 from symfonic.platform.host import Host
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
+from symfonic.transports.http.connections import ConnectionLimits, connection_limits, guarded_config
 from symfonic.transports.http.service import service_of_app
 from symfonic.transports.telemetry import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.transports.webhooks import WebhookConfig
@@ -84,7 +90,7 @@ class DrainingServer(uvicorn.Server):
 
 def run_server(app_host: Host, *, host: str, port: int, grace: float | None = None,
                public_url: str | None = None, log_format: LogFormat | None = None,
-               telemetry: Telemetry | None = None) -> None:
+               telemetry: Telemetry | None = None, limits: ConnectionLimits | None = None) -> None:
     """Serve ``app_host``'s agents until stopped, after printing the inbox URL and a key.
 
     The caller composes the host (the CLI uses the example support agent unless told otherwise);
@@ -101,20 +107,24 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
             (:func:`~symfonic.transports.telemetry.configure_telemetry`): each request is then
             served inside a server span, and the SDK is shut down (its buffers exported) when the
             server has stopped, however it stops.
+        limits: How long a client may take to send a request or stay idle, and how many may be
+            connected (else from the environment, see
+            :func:`~symfonic.transports.http.connections.connection_limits`).
 
     Raises:
-        ValueError: the webhook, grace or log format configuration is wrong.
+        ValueError: the webhook, grace, log format or connection limits configuration is wrong.
     """
     try:
         _serve(app_host, host=host, port=port, grace=grace, public_url=public_url,
-               log_format=configure_logging(log_format), telemetry=telemetry)
+               log_format=configure_logging(log_format), telemetry=telemetry,
+               limits=limits or connection_limits())
     finally:
         if telemetry is not None:
             telemetry.shutdown()
 
 
 def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_url: str | None,
-           log_format: LogFormat, telemetry: Telemetry | None) -> None:
+           log_format: LogFormat, telemetry: Telemetry | None, limits: ConnectionLimits) -> None:
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
@@ -136,8 +146,9 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "
           f"{key}' -H 'Content-Type: application/json' -d '{{\"input\": \"Please refund order "
           f"42.\"}}'", flush=True)
-    config = uvicorn.Config(app if telemetry is None else telemetry.instrument(app), host=host,
-                            port=port, log_level="info", log_config=logging_config(log_format),
+    config = guarded_config(app if telemetry is None else telemetry.instrument(app), limits,
+                            host=host, port=port, log_level="info",
+                            log_config=logging_config(log_format),
                             timeout_graceful_shutdown=math.ceil(grace + FLUSH_SECONDS))
     serve_until_stopped(DrainingServer(config, app))
 

@@ -36,6 +36,10 @@ from symfonic.transports.http.errors import Refusal, run_interrupted
 
 logger = logging.getLogger("symfonic.http")
 KEEPALIVE_SECONDS = 15.0
+MAX_EVENT_ID = 2**30
+"""The largest ``Last-Event-ID`` taken. The store numbers a stream's events in 32-bit integers on
+PostgreSQL and reads a window of them past the id asked for, so an id near 2**31 overflows there
+(and one past 2**63 on SQLite); no run comes near a billion events."""
 CANCEL_SECONDS = 10.0
 """How long a drain waits for cancelled runs to finish their cleanup before it gives up on them."""
 
@@ -121,6 +125,20 @@ class RunPump:
         for task in doomed - stuck:
             with contextlib.suppress(asyncio.CancelledError):
                 task.result()  # pump() keeps what the run raised for its reader; nothing to see
+
+
+def last_event_id(header: str | None) -> int:
+    """The position a reconnecting client saw last, from its ``Last-Event-ID``; 0 (from the
+    start) for none and for anything this server did not send: ASCII digits only (``str.isdigit``
+    also takes ``²`` and other scripts' digits, which ``int`` then refuses) and at most
+    :data:`MAX_EVENT_ID`. Starting over is the safe answer to a header that cannot be ours: the
+    client sees every event again, rather than an error it cannot act on or a stream cut short.
+    """
+    text = (header or "").strip()
+    if not text.isascii() or not text.isdigit() or len(text) > len(str(MAX_EVENT_ID)):
+        return 0
+    position = int(text)
+    return position if position <= MAX_EVENT_ID else 0
 
 
 def wants_events(accept: str | None) -> bool:

@@ -65,7 +65,12 @@ def mount_mcp(app: Starlette, service: Service) -> StreamableHTTPSessionManager:
 
 
 class _Authenticated:
-    """401 for a request without a valid key; the key rides the scope otherwise."""
+    """401 for a request without a valid key; the key rides the scope otherwise.
+
+    A ``Last-Event-ID`` is dropped: a stateless server keeps no event store, so there is nothing
+    to replay, and the SDK, handed one, returns without answering (a 500). Without it a stream
+    starts from the start, as every event stream here does for an id it cannot continue from.
+    """
 
     def __init__(self, app: ASGIApp, service: Service) -> None:
         self.app = app
@@ -81,6 +86,8 @@ class _Authenticated:
             await response(scope, receive, send)
             return
         scope[KEY_SCOPE] = key
+        scope["headers"] = [(name, value) for name, value in scope["headers"]
+                            if name != b"last-event-id"]
         await self.app(scope, receive, send)
 
 
