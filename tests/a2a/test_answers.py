@@ -14,6 +14,7 @@ from a2a.client import Client
 from a2a.types import GetTaskRequest, SendMessageRequest, Task, TaskState
 from a2a.utils.errors import InvalidParamsError
 
+from symfonic.transports.a2a import data_of
 from tests.a2a.conftest import Connect, StartA2A
 from tests.a2a.helpers import data_message, question_data, send, text_message
 from tests.http.helpers import LiveServer, refund_lines
@@ -144,3 +145,21 @@ async def test_a_deeply_nested_answer_is_refused_in_one_log_line(
     assert refund_lines(refunds) == []
     await still_waiting(client, task)
 
+
+async def test_the_question_keeps_integers_integers(start: StartA2A, clients: Connect) -> None:
+    server = start()
+    task = await send(await clients(server), text_message("Please refund order 42."))
+    got = await post_raw(server, "/a2a/support", json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task.id}}))
+    streamed = await post_raw(server, "/a2a/support", json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": {"message": {
+            "messageId": "s", "role": "ROLE_USER", "parts": [{"text": "Please refund order 42."}]}}}))
+    events = [json.loads(line[6:]) for line in streamed.text.splitlines()
+              if line.startswith("data: ")]
+    read_by_client = data_of(next(p for p in task.status.message.parts if p.HasField("data")))
+    for message in (got.json()["result"]["status"]["message"],
+                    events[-1]["result"]["statusUpdate"]["status"]["message"],
+                    {"parts": [{"data": read_by_client}]}):
+        question = next(p["data"] for p in message["parts"] if "data" in p)["payload"]["question"]
+        assert question == {"order_id": 42, "amount": 59.9}
+        assert type(question["order_id"]) is int, message
