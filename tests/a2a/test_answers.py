@@ -146,6 +146,19 @@ async def test_a_deeply_nested_answer_is_refused_in_one_log_line(
     await still_waiting(client, task)
 
 
+async def test_a_malformed_request_the_sdk_refuses_is_logged_in_one_line(
+        start: StartA2A, caplog: pytest.LogCaptureFixture) -> None:
+    server = start()
+    with caplog.at_level(logging.INFO):
+        refused = await post_raw(server, "/a2a/support", json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "SendMessage",
+             "params": {"message": {"messageId": "m", "parts": "not a list"}}}))
+    assert refused.json()["error"]["code"] == -32602, refused.text
+    assert [r.getMessage() for r in caplog.records if r.exc_info or r.exc_text] == []
+    assert any("Failed to parse request params: " in r.getMessage() and "parts" in r.getMessage()
+               for r in caplog.records), caplog.records
+
+
 async def test_the_question_keeps_integers_integers(start: StartA2A, clients: Connect) -> None:
     server = start()
     task = await send(await clients(server), text_message("Please refund order 42."))

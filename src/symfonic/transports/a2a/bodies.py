@@ -11,6 +11,10 @@ reaches no handler, so it changes nothing.
 
 The refusal's ``data.error`` is ``answer_invalid`` for a message that answers a task (it names
 a ``taskId``), else ``request_invalid``; ``problems`` says what was wrong.
+
+The SDK refuses other malformed requests itself (a field of the wrong type, say), and logs each
+with the parser's traceback: :func:`quiet_sdk_refusals` makes those records one line too. A
+client's mistake is not the server's; a traceback is kept for what the SDK did not expect.
 """
 
 from __future__ import annotations
@@ -33,6 +37,29 @@ MAX_DEPTH = 32
 protobuf refuses (about 50 levels inside a data part), so the SDK never meets a body too deep."""
 _JSONRPC_PATH = re.compile(r"^/[^/:]+/?$")
 """The JSON-RPC route of an agent (``/{agent}``, below the mount); other POSTs are HTTP+JSON."""
+
+
+_SDK_LOGGER = "a2a.server.routes.jsonrpc_dispatcher"
+_SDK_REFUSALS = ("Failed to parse request params", "Failed to validate base JSON-RPC request")
+"""The SDK's records of a request it refused (it answers them as invalid params or request)."""
+
+
+class _OneLine(logging.Filter):
+    """An SDK refusal's record with the exception's message in place of its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.msg in _SDK_REFUSALS:
+            why = " ".join(str(record.exc_info[1]).split())
+            record.msg, record.args = "%s: %s", (record.msg, why)
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def quiet_sdk_refusals() -> None:
+    """Log the SDK's refusals of malformed requests as one line each (once per process)."""
+    sdk = logging.getLogger(_SDK_LOGGER)
+    if not any(isinstance(existing, _OneLine) for existing in sdk.filters):
+        sdk.addFilter(_OneLine())
 
 
 class _DuplicateKey(Exception):

@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from symfonic import Host
 from symfonic.services.tasks import TASK_STATUS
-from symfonic.transports.a2a.bodies import StrictBodies
+from symfonic.transports.a2a.bodies import StrictBodies, quiet_sdk_refusals
 from symfonic.transports.a2a.card import card_response
 from symfonic.transports.a2a.handler import KEY, SymfonicRequestHandler
 from symfonic.transports.a2a.integers import IntegralNumbers
@@ -78,6 +78,7 @@ def mount_a2a(app: Starlette, host: Host, keys: ApiKeys, *, public_url: str | No
                                                          path_prefix=f"/{name}")
                    if not isinstance(route, Mount)]
     a2a = Starlette(routes=routes)
+    quiet_sdk_refusals()
     app.mount(PREFIX, _Authenticated(StrictBodies(IntegralNumbers(a2a)), keys), name="a2a")
     _drain_on_shutdown(app, runs)
     return a2a
