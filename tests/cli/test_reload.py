@@ -25,9 +25,13 @@ def test_serve_reload_picks_up_a_change_to_the_app(tmp_path: Path) -> None:
     port = free_port()
     server = Server(tmp_path, "serve", "--reload", "--app", "live:app", "--port", str(port))
     try:
+        a2a = server.wait_for(r"A2A:\s+(\S+) ")
+        assert a2a.group(1) == f"http://127.0.0.1:{port}/a2a/live", server.output
         key = server.ready("Application startup complete")
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
                           headers={"Authorization": f"Bearer {key}"}) as client:
+            card = client.get("/a2a/live/.well-known/agent-card.json").json()
+            assert card["supportedInterfaces"][0]["url"] == a2a.group(1), card
             first = client.post("/v1/agents/live/runs", json={"input": "hi"})
             assert first.json()["output"] == "version one", first.text
 

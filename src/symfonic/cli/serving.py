@@ -208,7 +208,7 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     import uvicorn
 
     from symfonic.transports.http.connections import VARIABLES
-    from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL
+    from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL, protocol_banner
     from symfonic.transports.telemetry import LOG_FORMAT_VARIABLE, configure_logging, logging_config
 
     if not served.url:
@@ -229,6 +229,8 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     print(f"symfonic: serving {', '.join(sorted(served.specs))} on {served.url}, reloading on changes")
     print(f"  inbox:    {public_url}/inbox#key={key}")
     print(f"  API docs: {public_url}/docs")
+    for line in protocol_banner(public_url, served.specs):
+        print(line)
     print(f"  API key:  {key}")
     print(f"            (tenant {DEMO_TENANT!r}; a development key, revoked when the server stops)")
     print(f"  try:      curl -s {public_url}/v1/pauses -H 'Authorization: Bearer {key}'", flush=True)

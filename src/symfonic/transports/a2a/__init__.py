@@ -18,6 +18,7 @@ except ImportError as missing:  # pragma: no cover - exercised only without the 
 
 from symfonic.transports.a2a.card import agent_card
 from symfonic.transports.a2a.handler import SymfonicRequestHandler
+from symfonic.transports.a2a.integers import data_of
 from symfonic.transports.a2a.mount import PREFIX, mount_a2a
 
-__all__ = ["PREFIX", "SymfonicRequestHandler", "agent_card", "mount_a2a"]
+__all__ = ["PREFIX", "SymfonicRequestHandler", "agent_card", "data_of", "mount_a2a"]

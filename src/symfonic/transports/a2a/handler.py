@@ -14,7 +14,9 @@ Two traps this module closes:
   through a future, so a refusal is still an error response and not a task.
 - An answer goes to the pause the task waits on *when the answer is read*. A client that must not
   answer a later question by mistake (after the turn paused again) names the pause it answers:
-  ``metadata.pause_id`` (the data part of the question carries it).
+  ``metadata.pause_id`` (the data part of the question carries it). That pause must be one of
+  the task's own (:func:`.views.pause_of_task`): another task's, or one made over the HTTP API,
+  is refused, else an answer sent on one task would resume another.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from symfonic.transports.a2a.views import (
     TaskView,
     answer_of,
     history_of,
+    pause_of_task,
     status_message,
     task_proto,
     view_of,
@@ -144,8 +147,6 @@ class SymfonicRequestHandler(RequestHandler):
                       push: TaskPushNotificationConfig | None) -> tuple[str, Run]:
         scope, key_id = _caller(context)
         task = await self._task(message.task_id, scope)
-        if push is not None:
-            await self.pushes.save(task, push)
         if message.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(f"context {message.context_id} is not the context of task "
                                      f"{task.id}")
@@ -156,11 +157,15 @@ class SymfonicRequestHandler(RequestHandler):
         if not pause_id:
             raise UnsupportedOperationError(f"task {task.id} is {view.state}, not waiting for input",
                                             data={"error": "task_not_waiting", "state": view.state})
+        if pinned is not None:
+            await pause_of_task(self.host, view, pause_id)
         token = await self.host.token_of(pause_id, scope)
         if token is None:
             raise unknown_task()
         answer = answer_of(message, view.ticket)
         store = await self.host.store()
+        if push is not None:
+            await self.pushes.save(task, push)
 
         async def first() -> AsyncIterator[RunEvent]:
             stream = await self.host.continuation.resume_stream(token, answer,

@@ -13,7 +13,9 @@ push configs are refused.
 
 Every route but the card takes an API key of the HTTP API (``Authorization: Bearer sfk_...``);
 without a valid one the answer is a plain 401 before any A2A processing. The key's tenant is the
-scope of everything the call does.
+scope of everything the call does. A body with duplicate keys, or nested too deeply, is refused
+before the SDK reads it (:mod:`.bodies`); whole numbers are answered without a ``.0``
+(:mod:`.integers`).
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from symfonic import Host
 from symfonic.services.tasks import TASK_STATUS
+from symfonic.transports.a2a.bodies import StrictBodies, quiet_sdk_refusals
 from symfonic.transports.a2a.card import card_response
 from symfonic.transports.a2a.handler import KEY, SymfonicRequestHandler
+from symfonic.transports.a2a.integers import IntegralNumbers
 from symfonic.transports.a2a.push import PushConfigs, push_router
 from symfonic.transports.a2a.runs import Runs
 from symfonic.transports.http.auth import ApiKeys
@@ -74,7 +78,8 @@ def mount_a2a(app: Starlette, host: Host, keys: ApiKeys, *, public_url: str | No
                                                          path_prefix=f"/{name}")
                    if not isinstance(route, Mount)]
     a2a = Starlette(routes=routes)
-    app.mount(PREFIX, _Authenticated(a2a, keys), name="a2a")
+    quiet_sdk_refusals()
+    app.mount(PREFIX, _Authenticated(StrictBodies(IntegralNumbers(a2a)), keys), name="a2a")
     _drain_on_shutdown(app, runs)
     return a2a
 

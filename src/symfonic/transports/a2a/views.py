@@ -33,6 +33,7 @@ from typing import Any
 
 from a2a.types import Artifact, Part, Role, Task, TaskState, TaskStatus
 from a2a.types import Message as A2AMessage
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf import json_format, struct_pb2  # type: ignore[import-untyped]  # no stubs without types-protobuf
 
 from symfonic import Host, Message, PauseExpired, PauseRevoked, Scope
@@ -94,6 +95,33 @@ async def view_of(host: Host, store: TaskStore, task: TaskRecord) -> TaskView:
     if state == "failed":
         return await _settle(host, store, task, "failed", {"error": outcome.get("error")}, ticket)
     return TaskView(record=task, state=state, ticket=ticket)
+
+
+async def pause_of_task(host: Host, view: TaskView, pause_id: str) -> None:
+    """Refuse an answer that names (``metadata.pause_id``) a pause not of ``view``'s task.
+
+    The task's own pauses are the one it waits on (or last waited on), and the earlier ones of
+    its session since it began, which are answered already (the continuation then refuses the
+    answer as such). Any other pause, outstanding on another task or made over the HTTP API, or
+    unknown to the tenant, is not this task's to answer: resuming it would run that pause's tool
+    and report this task as answered while its own question still waits.
+
+    Raises:
+        InvalidParamsError: ``data.error`` ``pause_not_of_task``; nothing was applied.
+    """
+    task = view.record
+    if pause_id in (task.pause_id, view.ticket.jti if view.ticket is not None else None):
+        return
+    try:
+        ticket = await _ticket(host, pause_id, task.scope)
+    except (PauseRevoked, PauseExpired):
+        ticket = None
+    if ticket is not None and ticket.session_id == task.context_id \
+            and ticket.issued_at >= task.created_at and ticket.status != "outstanding":
+        return
+    raise InvalidParamsError(f"pause {pause_id} is not a pause of task {task.id}: answer a task's "
+                             "own question (its status message's pause_id); nothing was applied",
+                             data={"error": "pause_not_of_task"})
 
 
 async def _settle(host: Host, store: TaskStore, task: TaskRecord, state: State,

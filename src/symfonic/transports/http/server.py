@@ -39,6 +39,7 @@ import os
 import signal
 import socket
 import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +137,8 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
     print(f"  API docs: {public_url}/docs")
-    if importlib.util.find_spec("mcp") is not None:
-        print(f"  MCP:      {public_url}/mcp (streamable HTTP; each agent a tool; the same keys)")
+    for line in protocol_banner(public_url, app_host.specs):
+        print(line)
     print(f"  API key:  {key}")
     print(f"            (tenant {DEMO_TENANT!r}; a development key, replaced at every start; "
           "only its digest is kept, in the store)")
@@ -151,6 +152,19 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
                             log_config=logging_config(log_format),
                             timeout_graceful_shutdown=math.ceil(grace + FLUSH_SECONDS))
     serve_until_stopped(DrainingServer(config, app))
+
+
+def protocol_banner(public_url: str, agents: Collection[str]) -> list[str]:
+    """The banner's lines for the protocols served beside the HTTP API, with their URLs: each
+    is mounted when its extra is installed, so the banner names exactly what answers."""
+    lines = []
+    if importlib.util.find_spec("mcp") is not None:
+        lines.append(f"  MCP:      {public_url}/mcp (streamable HTTP; each agent a tool; the same keys)")
+    if importlib.util.find_spec("a2a") is not None and agents:
+        urls = ", ".join(f"{public_url}/a2a/{name}" for name in sorted(agents))
+        lines.append(f"  A2A:      {urls} (JSON-RPC and HTTP+JSON; each agent's card at "
+                     ".well-known/agent-card.json under its URL; the same keys)")
+    return lines
 
 
 def serve_until_stopped(server: uvicorn.Server) -> None:
