@@ -112,3 +112,19 @@ async def test_a_stale_pause_page_shows_who_answered_without_a_reload(
     await tab_b.screenshot(path=artifacts / "stale-pause-page.png", full_page=True)
     assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]
     await tabs.close()
+
+
+async def test_a_pause_page_left_open_closes_its_form_when_the_pause_expires(
+        page: Page, server: LiveServer, client: httpx.AsyncClient) -> None:
+    token = await paused_run(client, server)
+    await signed_in(page, server)
+    await page.goto(f"{server.url}/inbox/pauses/{token}")
+    await expect(page.locator("html[data-live]")).to_have_count(1)
+    await page.get_by_label("Approve", exact=True).check()
+    await expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+    server.clock.advance(25 * 3600)
+    await expect(page.locator(".conflict")).to_have_text(
+        "This pause can no longer be answered (expired).")
+    await expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    await expect(page.get_by_label("Approve", exact=True)).to_be_disabled()

@@ -187,6 +187,19 @@ async def test_a_pause_pages_stream_is_refused_for_another_tenants_pause(
     assert garbage.status_code == 400 and garbage.json()["error"] == "malformed_token"
 
 
+async def test_a_pause_pages_stream_says_when_its_pause_expires(
+        signed_in: httpx.AsyncClient, client: httpx.AsyncClient, server: LiveServer) -> None:
+    token = await paused_run(client, server)
+    async with signed_in.stream("GET", "/inbox/events", params={"pause": token}) as response:
+        events = Events(response)
+        assert (await events.next())[0] == "snapshot"
+        server.clock.advance(25 * 3600)
+        name, gone = await events.next()
+        assert name == "gone" and gone["status"] == "expired" and gone["card"] is None
+    again = await signed_in.get("/inbox/events", params={"pause": token})
+    assert again.status_code == 410 and again.json()["error"] == "pause_expired"
+
+
 async def test_the_api_docs_reference_nothing_outside_the_service(client: httpx.AsyncClient) -> None:
     docs = await client.get("/docs")
     assert docs.status_code == 200
