@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from symfonic.examples.support import support_agent
+from symfonic.transports.http.server import DEVELOPMENT_LABEL
 from tests.http.helpers import (
     LiveServer,
     ServerFactory,
@@ -181,3 +182,65 @@ async def test_the_inbox_pages_past_its_first_hundred(browser_like: httpx.AsyncC
     assert sorted(shown + rest) == sorted(tokens) and 'rel="next"' not in second
     bad = await browser_like.get("/inbox?after=nonsense")
     assert bad.status_code == 422
+
+
+def decisions(page: str) -> str:
+    """The approval's decision fieldset of a page with one form."""
+    return page.split('<fieldset class="decision">')[1].split("</fieldset>", maxsplit=1)[0]
+
+
+async def test_an_approval_has_no_decision_chosen_and_a_form_without_one_changes_nothing(
+        browser_like: httpx.AsyncClient, desk: LiveServer, refunds: Path) -> None:
+    token = await paused_run(browser_like, desk)
+    csrf = await sign_in(browser_like, desk)
+    listed = (await browser_like.get("/inbox")).text
+    assert 'value="approve"' in decisions(listed) and "checked" not in decisions(listed)
+    assert "checked" not in decisions((await browser_like.get(f"/inbox/pauses/{token}")).text)
+
+    for form in ({}, {"decision": ""}, {"decision": "approved"}, {"decision": "APPROVE"}):
+        sent = await browser_like.post(f"/inbox/pauses/{token}", data={**form, "csrf": csrf})
+        assert sent.status_code == 422, form
+        assert 'role="alert"' in sent.text and "choose a decision first" in sent.text
+        assert "checked" not in decisions(sent.text)  # shown again, still with nothing chosen
+    twice = await browser_like.post(f"/inbox/pauses/{token}", data={
+        "decision": ["reject", "approve"], "csrf": csrf})  # never "whichever came last"
+    assert twice.status_code == 422 and "&#x27;decision&#x27; more than once" in twice.text
+
+    ticket = await browser_like.get(f"/v1/pauses/{token}", headers=desk.auth("acme"))
+    assert ticket.json()["status"] == "outstanding"
+    assert refund_lines(refunds) == []
+
+
+async def test_a_card_says_what_is_asked_and_who_asked(browser_like: httpx.AsyncClient,
+                                                       desk: LiveServer) -> None:
+    first = await paused_run(browser_like, desk, text="Refund order 42.", session="s-42")
+    second = await paused_run(browser_like, desk, text="Refund order 1234.", session="s-1234")
+    await sign_in(browser_like, desk)
+    listed = (await browser_like.get("/inbox")).text
+    cards = {t: listed.split(f'data-token="{t}"')[1].split("</article>")[0] for t in (first, second)}
+    assert "Approve <code>issue_refund(amount=59.9, order_id=42)</code>?" in cards[first]
+    assert "Approve <code>issue_refund(amount=310.0, order_id=1234)</code>?" in cards[second]
+    assert 'asked by agent <strong>support</strong> in session <code>s-42</code> at <time' \
+           in cards[first]
+    assert '<span class="label">Request</span> Refund order 42.</p>' in cards[first]
+    assert "<caption>Arguments</caption>" in cards[first]
+
+
+async def test_who_answered_reads_as_the_keys_label_and_its_id_stays_for_an_audit(
+        browser_like: httpx.AsyncClient, desk: LiveServer) -> None:
+    desk.secrets["dev"] = desk.keys.issue("acme", label=f"{DEVELOPMENT_LABEL} {desk.url}")
+    dev = desk.keys.authenticate(desk.secrets["dev"])
+    assert dev is not None
+    token = await paused_run(browser_like, desk)
+    csrf = await sign_in(browser_like, desk, "dev")  # as with the key `symfonic serve` prints
+    sent = await browser_like.post(f"/inbox/pauses/{token}", data={"decision": "approve",
+                                                                   "csrf": csrf})
+    assert sent.status_code == 303
+
+    page = (await browser_like.get(f"/inbox/pauses/{token}")).text
+    answered = page.split('<p class="meta answered">')[1].split("</p>")[0]
+    assert answered.startswith(f'answered by <strong class="answerer" data-key-id="{dev.id}" '
+                               f'title="API key {dev.id}">development key</strong> at <time ')
+    assert desk.url not in answered
+    row = (await browser_like.get("/inbox")).text.split('class="decision-row"')[1]
+    assert ">development key</strong>" in row.split("</li>")[0]

@@ -14,6 +14,7 @@ import pytest
 
 from symfonic import Host, Scope
 from symfonic.examples.support import support_agent
+from symfonic.transports.http import inbox_events
 from tests.http.helpers import SECRET, LiveServer, paused_run, sign_in
 
 
@@ -84,7 +85,7 @@ async def test_the_stream_sends_the_tenants_new_and_answered_pauses_only(
         name, gone = await events.next()
         assert name == "gone" and gone["token"] == before and gone["status"] == "completed"
         assert "Rejected: &lt;b&gt;no&lt;/b&gt;" in gone["row"]  # escaped, like the page
-        assert f"by {key_id(server, 'acme')}" in gone["row"]
+        assert f'data-key-id="{key_id(server, "acme")}"' in gone["row"]
         assert 'data-decision="rejected"' in gone["card"]
     seen = json.dumps([snapshot, new, gone])
     foreign_id = foreign.split(".")[1]
@@ -136,8 +137,67 @@ async def test_who_answered_is_stored_from_the_api_and_from_the_inbox(
     assert tickets[by_api].answered_by == writer_id
     assert tickets[by_inbox].answered_by == key_id(server, "acme")  # the session's key
     history = (await signed_in.get("/inbox")).text.split('id="history"')[1]
-    assert f"by ops desk ({writer_id})" in history  # the label, when the key has one
-    assert f"by {key_id(server, 'acme')}" in history
+    assert f'by <strong class="answerer" data-key-id="{writer_id}" title="API key {writer_id}">' \
+           "ops desk</strong>" in history  # the label, the id kept on the element for an audit
+    acme = key_id(server, "acme")
+    assert f'data-key-id="{acme}" title="API key {acme}">key {acme}</strong>' in history
+
+
+async def test_a_pause_pages_stream_follows_that_pause_until_its_turn_ends(
+        signed_in: httpx.AsyncClient, client: httpx.AsyncClient, server: LiveServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    followed = await paused_run(client, server, text="Refund order 42.")
+    other = await paused_run(client, server, text="Refund order 7.")
+    async with signed_in.stream("GET", "/inbox/events", params={"pause": followed}) as response:
+        assert response.status_code == 200
+        events = Events(response)
+        name, snapshot = await events.next()
+        assert name == "snapshot" and len(snapshot["pending"]) == 1
+        await client.post(f"/v1/pauses/{other}/resume", json={"answer": {"approved": True}},
+                          headers=server.auth("acme"))  # another pause: not this stream's news
+        await client.post(f"/v1/pauses/{followed}/resume", headers=server.auth("acme"),
+                          json={"answer": {"approved": False, "reason": "a gift"}})
+        name, gone = await events.next()
+        assert name == "gone" and gone["token"] == followed and gone["status"] == "completed"
+        assert gone["id"] == snapshot["pending"][0]
+        assert "Rejected: a gift" in gone["card"] and "answered by <strong" in gone["card"]
+        assert 'class="conversation"' in gone["card"] and "<details class=\"context\"" not in \
+            gone["card"]  # the card as the pause's own page shows it: its conversation open
+
+    monkeypatch.setattr(inbox_events, "POLL_SECONDS", 60.0)  # only the bell can wake it now
+    rung = await paused_run(client, server, text="Refund order 1234.")
+    async with signed_in.stream("GET", "/inbox/events", params={"pause": rung}) as response:
+        events = Events(response)
+        assert (await events.next())[0] == "snapshot"
+        csrf = re.findall(r'name="csrf" value="([^"]+)"', (await signed_in.get("/inbox")).text)[0]
+        async with httpx.AsyncClient(base_url=server.url, cookies=signed_in.cookies) as tab_a:
+            sent = await tab_a.post(f"/inbox/pauses/{rung}", data={"decision": "approve",
+                                                                    "csrf": csrf})
+        assert sent.status_code == 303
+        name, gone = await events.next(within=5)  # well before the next poll
+        assert name == "gone" and gone["token"] == rung and gone["status"] != "outstanding"
+
+
+async def test_a_pause_pages_stream_is_refused_for_another_tenants_pause(
+        signed_in: httpx.AsyncClient, client: httpx.AsyncClient, server: LiveServer) -> None:
+    foreign = await paused_run(client, server, tenant="globex")
+    refused = await signed_in.get("/inbox/events", params={"pause": foreign})
+    assert refused.status_code == 404 and refused.json()["error"] == "unknown_pause"
+    garbage = await signed_in.get("/inbox/events", params={"pause": "garbage"})
+    assert garbage.status_code == 400 and garbage.json()["error"] == "malformed_token"
+
+
+async def test_a_pause_pages_stream_says_when_its_pause_expires(
+        signed_in: httpx.AsyncClient, client: httpx.AsyncClient, server: LiveServer) -> None:
+    token = await paused_run(client, server)
+    async with signed_in.stream("GET", "/inbox/events", params={"pause": token}) as response:
+        events = Events(response)
+        assert (await events.next())[0] == "snapshot"
+        server.clock.advance(25 * 3600)
+        name, gone = await events.next()
+        assert name == "gone" and gone["status"] == "expired" and gone["card"] is None
+    again = await signed_in.get("/inbox/events", params={"pause": token})
+    assert again.status_code == 410 and again.json()["error"] == "pause_expired"
 
 
 async def test_the_api_docs_reference_nothing_outside_the_service(client: httpx.AsyncClient) -> None:

@@ -43,8 +43,9 @@ from typing import Any, Literal
 from symfonic.kernel.scope import Scope
 from symfonic.services.keys import KeyRecord, KeyStore
 
-__all__ = ["DEFAULT_KEYS_FILE", "KEYS_FILE_VARIABLE", "PERMISSIONS", "REFRESH_SECONDS", "ApiKey",
-           "ApiKeys", "Permission", "import_keys_file", "new_key", "read_keys_file"]
+__all__ = ["DEFAULT_KEYS_FILE", "DEVELOPMENT_LABEL", "KEYS_FILE_VARIABLE", "PERMISSIONS",
+           "REFRESH_SECONDS", "ApiKey", "ApiKeys", "Permission", "import_keys_file", "new_key",
+           "read_keys_file", "readable_label"]
 
 Permission = Literal["runs", "pauses:read", "pauses:answer"]
 PERMISSIONS: tuple[Permission, ...] = ("runs", "pauses:read", "pauses:answer")
@@ -55,6 +56,9 @@ KEYS_FORMAT = 1
 """Version of the keys file. 1: ``{"format": 1, "keys": [record, ...]}``."""
 REFRESH_SECONDS = 0.5
 """How often a running app looks for keys added or revoked elsewhere."""
+DEVELOPMENT_LABEL = "development"
+"""The label ``symfonic serve`` gives the key it prints, followed by the URL it serves: the URL
+tells apart the development keys of servers sharing a database (each replaces only its own)."""
 _PREFIX = "sfk"
 log = logging.getLogger(__name__)
 
@@ -256,11 +260,31 @@ class ApiKeys:
         record = self._keys.get(key_id)
         return None if record is None or record.revoked_at is not None else record
 
+    def label_of(self, key_id: str, tenant: str) -> str | None:
+        """How a person reads ``key_id`` (see :func:`readable_label`), revoked keys included: a
+        decision outlives the key that made it. None for a key unknown here or of another tenant,
+        whose label is not this tenant's to read."""
+        record = self._keys.get(key_id)
+        return readable_label(record) if record is not None and record.tenant == tenant else None
+
     def __iter__(self) -> Iterator[ApiKey]:
         return iter(list(self._keys.values()))
 
     def __len__(self) -> int:
         return len(self._keys)
+
+
+def readable_label(record: KeyRecord) -> str:
+    """The key's name as a person reads it: its label, else ``key <id>``.
+
+    The label of a ``symfonic serve`` development key is ``development <URL>`` because the URL is
+    what keeps the keys of two servers apart, but to the person who answered with it, it is just
+    "development key"; the id and the raw label stay on the record for an audit.
+    """
+    label = record.label.strip()
+    if label == DEVELOPMENT_LABEL or label.startswith(f"{DEVELOPMENT_LABEL} http"):
+        return "development key"
+    return label or f"key {record.id}"
 
 
 def _from_json(data: dict[str, Any]) -> KeyRecord:

@@ -3,7 +3,7 @@
 Three shapes, after what the pause is for:
 
 - an approval: approve, reject with a reason, or edit the arguments (one field per parameter of
-  the tool, filled with what the model wrote);
+  the tool, filled with what the model wrote), none of them chosen in advance;
 - ``ask_user``: a text answer, with the model's suggested options as one-click choices;
 - a typed interrupt: one field per property of the answer schema.
 
@@ -26,6 +26,7 @@ from symfonic.transports.http import strict_json
 
 Purpose = Literal["approval", "ask_user", "typed"]
 ARG_PREFIX = "arg."
+NO_DECISION = "choose a decision first: approve, reject, or edit the arguments then approve"
 FIELD_PREFIX = "field."
 
 
@@ -70,8 +71,7 @@ def parse(form: AnswerForm, data: Mapping[str, str]) -> Any:
         if decision == "edit":
             return {"approved": True,
                     "arguments": _values(form.arguments_schema or {}, ARG_PREFIX, data)}
-        raise AnswerInvalid("choose approve, reject or edit", [{"loc": ["decision"],
-                                                                "msg": "choose one"}])
+        raise AnswerInvalid(NO_DECISION, [{"loc": ["decision"], "msg": NO_DECISION}])
     if form.purpose == "ask_user":
         return data.get("option") or data.get("answer", "")
     if form.answer_schema.get("type") == "object" and form.answer_schema.get("properties"):
@@ -80,9 +80,12 @@ def parse(form: AnswerForm, data: Mapping[str, str]) -> Any:
 
 
 def _approval(form: AnswerForm, given: Mapping[str, str]) -> str:
-    decision = given.get("decision", "approve")
+    """Approve, reject or edit, with **none chosen**: a form that comes preselected is one click
+    (or one Enter) from approving a refund nobody read. ``required`` makes a browser ask for a
+    choice even without the script; the server refuses a form without one all the same."""
+    decision = given.get("decision")
     choices = "".join(
-        f'<label class="choice"><input type="radio" name="decision" value="{value}"'
+        f'<label class="choice"><input type="radio" name="decision" value="{value}" required'
         f'{" checked" if value == decision else ""}> {label}</label>'
         for value, label in (("approve", "Approve"), ("reject", "Reject"),
                              ("edit", "Edit the arguments, then approve")))
@@ -90,6 +93,7 @@ def _approval(form: AnswerForm, given: Mapping[str, str]) -> str:
     arguments = _fields(form.arguments_schema or {}, ARG_PREFIX, given, question)
     reason = escape(given.get("reason", ""))
     return (f'<fieldset class="decision"><legend>Decision</legend>{choices}</fieldset>'
+            '<p class="hint when-undecided">Choose a decision to send.</p>'
             f'<div class="when-reject"><label>Reason (shown to the agent)'
             f'<textarea name="reason" rows="2">{reason}</textarea></label></div>'
             f'<fieldset class="when-edit"><legend>Arguments</legend>{arguments}</fieldset>')

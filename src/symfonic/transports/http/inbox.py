@@ -12,21 +12,25 @@ A sign-in posted from another site's page is refused (403) before its key is eve
 the request's base URL and the configured ``public_url`` (:mod:`.sessions` says why both).
 
 Forms work without JavaScript (POST, then a redirect to the pause's page, which shows its
-outcome); the script only hides the fields a decision does not need, signs in from an inbox link
-(``/inbox#key=...``, a fragment that never reaches the server or its logs) and keeps the list live
-from ``/inbox/events`` (:mod:`.inbox_events`).
+outcome); the script only hides the fields a decision does not need, keeps Send disabled until a
+decision is chosen (none ever is in advance; a form without one is refused here all the same),
+signs in from an inbox link (``/inbox#key=...``, a fragment that never reaches the server or its
+logs) and keeps the list and a pause's page live from ``/inbox/events`` (:mod:`.inbox_events`).
 
 What a person sees of a pause: the conversation that led to it (``host.conversation``, rendered
 by :mod:`.pages_conversation`), its form while outstanding, and once answered the decision that
 was applied, who gave it and what came of it (:mod:`.pages_decisions`); under the pending pauses,
 the tenant's recent decisions (``host.answered``). An answer is stored as given by the session's
-key (``answered_by`` = the key's id, as the API stores the calling key's).
+key (``answered_by`` = the key's id, as the API stores the calling key's); it is shown by the
+key's label (:func:`answerer`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -41,7 +45,7 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
 )
 from symfonic.platform.tickets import LedgerTicket
-from symfonic.transports.http import forms, pages
+from symfonic.transports.http import forms, pages, pages_decisions
 from symfonic.transports.http.auth import ApiKey, Permission
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
 from symfonic.transports.http.service import Service, service_of
@@ -198,6 +202,7 @@ async def answer(token: TokenParam, request: Request) -> Response:
         try:
             events = await service.host.continuation.resume_stream(
                 token, forms.parse(view.form, form), answered_by=key.id)
+            bell_of(request).ring(key.tenant)  # claimed: the person's other tabs say so at once
         except AnswerInvalid as invalid:
             return html(pages.pause(await view_of(service, view.ticket), tenant=key.tenant,
                                     csrf=csrf_token,
@@ -207,6 +212,7 @@ async def answer(token: TokenParam, request: Request) -> Response:
             return html(pages.pause(applied, tenant=key.tenant, csrf=csrf_token, conflict=True),
                         409)
         await collect(service.pump.start(events).events())  # the turn goes on if the person leaves
+        bell_of(request).ring(key.tenant)  # and what came of it
     except REFUSALS as refused:
         return _problem(refused)
     return RedirectResponse(f"/inbox/pauses/{token}", status_code=303)
@@ -252,7 +258,7 @@ async def view_of(service: Service, ticket: LedgerTicket, *,
         except UnknownPauseToken:  # gone since the ticket was read: nothing to show
             messages = []
     return pages.PauseView(ticket=ticket, form=plain.form, conversation=messages,
-                           who=answerer(service, ticket.answered_by))
+                           who=answerer(service, ticket))
 
 
 async def history_of(service: Service, key: ApiKey) -> list[pages.PauseView]:
@@ -261,13 +267,18 @@ async def history_of(service: Service, key: ApiKey) -> list[pages.PauseView]:
             for t in await service.host.answered(key.scope, limit=HISTORY)]
 
 
-def answerer(service: Service, key_id: str | None) -> str:
-    """Who answered, for a person: the key's label when the key is known and has one; else its
-    id (``answered_by`` stores the id: labels change, ids do not)."""
+def answerer(service: Service, ticket: LedgerTicket) -> pages_decisions.Answerer:
+    """Who answered, for a person: the key's readable label (its id kept beside it for an audit:
+    ``answered_by`` stores the id, since labels change and ids do not); ``answered_by`` as stored
+    when it names no key of the pause's tenant (an answer given by code, under a name of its own).
+    """
+    key_id = ticket.answered_by
     if key_id is None:
-        return "someone (not recorded)"
-    known = service.keys.get(key_id)
-    return f"{known.label} ({key_id})" if known is not None and known.label else key_id
+        return pages_decisions.NOBODY
+    label = service.keys.label_of(key_id, ticket.scope.tenant)
+    if label is None:
+        return pages_decisions.Answerer(name=key_id)
+    return pages_decisions.Answerer(name=label, key_id=key_id)
 
 
 def form_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
@@ -287,6 +298,38 @@ def form_of(service: Service, ticket: LedgerTicket) -> pages.PauseView:
     return pages.PauseView(ticket=ticket, form=forms.AnswerForm(
         purpose=purpose, answer_schema=spec.answer_schema, question=ticket.question,
         arguments_schema=spec.question_schema if purpose == "approval" else None))
+
+
+class Bell:
+    """Wakes the open event streams of a tenant when this app's inbox answers one of its pauses,
+    rather than at their next poll, so the person's other tab shows the answer as it is given.
+
+    Only this app's own answers ring it; answers given over the API or by another process are
+    found by the streams' poll (:data:`~.inbox_events.POLL_SECONDS`). Everything of one app runs
+    on its event loop, so plain :class:`asyncio.Event` s do.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, set[asyncio.Event]] = {}
+
+    def ring(self, tenant: str) -> None:
+        for event in self._waiting.get(tenant, ()):
+            event.set()
+
+    def listen(self, tenant: str, event: asyncio.Event) -> Callable[[], None]:
+        """Set ``event`` at every ring for ``tenant``; returns what stops it."""
+        waiting = self._waiting.setdefault(tenant, set())
+        waiting.add(event)
+        return lambda: waiting.discard(event)
+
+
+def bell_of(request: Request) -> Bell:
+    """The app's :class:`Bell`, made at its first use."""
+    state = request.app.state
+    bell = getattr(state, "inbox_bell", None)
+    if not isinstance(bell, Bell):
+        bell = state.inbox_bell = Bell()
+    return bell
 
 
 async def session_of(service: Service, request: Request) -> tuple[Session, ApiKey] | None:
@@ -319,8 +362,17 @@ def _stale_form() -> Refusal:
 
 
 async def _form(request: Request) -> dict[str, str]:
+    """The posted fields. A field sent twice is refused (422) rather than settled by whichever
+    came last: ``decision=reject&decision=approve`` must not approve."""
     async with request.form() as form:
-        return {name: value for name, value in form.multi_items() if isinstance(value, str)}
+        items = [(name, value) for name, value in form.multi_items() if isinstance(value, str)]
+    fields = dict(items)
+    if len(fields) < len(items):
+        names = [name for name, _ in items]
+        twice = ", ".join(sorted({repr(n) for n in names if names.count(n) > 1}))
+        raise Refusal(422, "request_invalid", f"the form sent {twice} more than once: nothing was "
+                                              "done; send each field once")
+    return fields
 
 
 def _local(target: str) -> bool:

@@ -7,12 +7,13 @@ tenant only: it lists that tenant's pauses, so another tenant's never reach it.
 **How a change is noticed.** The stream keeps the set of the tenant's outstanding pauses (the
 first :data:`~.inbox.INBOX_PAGE` of them, as the page shows) and compares it with the ledger:
 
-- at once when this process stores a pause of the tenant (``host.on_pause`` wakes the stream);
+- at once when this process stores a pause of the tenant (``host.on_pause`` wakes the stream),
+  or when this app's inbox answers one (:class:`~.inbox.Bell`);
 - and every :data:`POLL_SECONDS` otherwise, which is how pauses made by *other processes* on the
-  same database (another server, a worker, ``symfonic run``) and answers given elsewhere are
-  seen. A poll is one indexed listing query per open stream; simple, and a couple of seconds'
-  delay is nothing to a person. (A database-wide notification channel would spare the polls, at
-  the price of a listener per store kind; not worth it yet.)
+  same database (another server, a worker, ``symfonic run``) and answers given elsewhere (the
+  API included) are seen. A poll is one indexed listing query per open stream; simple, and a
+  couple of seconds' delay is nothing to a person. (A database-wide notification channel would
+  spare the polls, at the price of a listener per store kind; not worth it yet.)
 
 Events (``data`` is JSON):
 
@@ -23,6 +24,12 @@ Events (``data`` is JSON):
 - ``gone``: ``{"id", "token", "status", "card", "row"}``, a pause no longer outstanding: its card
   as it is now (with the decision applied, when answered) and its recent-decisions row (or null);
 - ``signed_out``: the session ended (signed out, or its key revoked); the stream then ends.
+
+**One pause** (``?pause=<token>``, what a pause's own page listens to, so that a tab left open on
+a pause answered in another tab stops offering its form): ``snapshot`` holds the pause's id if it
+is outstanding, then a ``gone`` as above each time its status moves once it is not (answered and
+running, then completed...), its card as the pause's page shows it. The token must be one of the
+session tenant's pauses (else 404, like the page); one that has expired or was revoked is a 410.
 
 A comment line (``: keep-alive``) comes after :data:`KEEPALIVE_SECONDS` of silence. The stream
 ends when the service starts stopping (``Service.stopped``), so an open inbox never holds up a
@@ -38,17 +45,25 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any, Protocol
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.scope import Scope
 from symfonic.platform.continuation import PauseExpired, PauseRevoked, UnknownPauseToken
+from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import pages, pages_decisions
 from symfonic.transports.http.auth import ApiKey
-from symfonic.transports.http.inbox import INBOX_PAGE, SECURITY_HEADERS, session_of, view_of
+from symfonic.transports.http.errors import REFUSALS, problem_of, respond
+from symfonic.transports.http.inbox import (
+    INBOX_PAGE,
+    SECURITY_HEADERS,
+    bell_of,
+    session_of,
+    view_of,
+)
 from symfonic.transports.http.service import Service, service_of
 from symfonic.transports.http.sessions import COOKIE, Session
 
@@ -61,10 +76,14 @@ RETRY_MS = 2000
 @router.get("/inbox/events", summary="The inbox's live updates (Server-Sent Events)",
             response_class=StreamingResponse, responses={
                 200: {"description": "``snapshot``, then ``pause``/``gone`` events of the "
-                                     "session's tenant.",
+                                     "session's tenant (of the one pause, with ``pause``).",
                       "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                401: {"description": "Not signed in to the inbox."}})
-async def inbox_events(request: Request) -> Response:
+                401: {"description": "Not signed in to the inbox."},
+                404: {"description": "``pause`` names no pause of the session's tenant."},
+                410: {"description": "``pause`` has expired or was revoked."}})
+async def inbox_events(request: Request, pause: Annotated[str | None, Query(
+        description="Follow this pause only (its token): what a pause's own page listens to."
+        )] = None) -> Response:
     """New and answered pauses of the signed-in tenant, as they happen (see the module doc)."""
     service = service_of(request)
     signed_in = await session_of(service, request)
@@ -72,46 +91,96 @@ async def inbox_events(request: Request) -> Response:
         return JSONResponse({"error": "unauthorized", "detail": "sign in to the inbox first"},
                             status_code=401)
     session, key = signed_in
+    if pause is None:
+        rounds: Round = _Listing(service, session, key)
+    else:
+        try:
+            service.check_tenant(pause, key.tenant)
+        except REFUSALS as refused:
+            return respond(problem_of(refused))
+        rounds = _Following(service, session, pause)
     headers = {**SECURITY_HEADERS, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(_events(service, request, session, key), headers=headers,
+    return StreamingResponse(_events(service, request, key, rounds), headers=headers,
                              media_type="text/event-stream")
 
 
-async def _events(service: Service, request: Request, session: Session,
-                  key: ApiKey) -> AsyncIterator[str]:
+class Round(Protocol):
+    async def __call__(self) -> list[str]:
+        """The frames to send now: the first call's open with a ``snapshot``."""
+        ...
+
+
+class _Listing:
+    """The tenant's outstanding pauses (what ``/inbox`` lists): arrivals and departures."""
+
+    def __init__(self, service: Service, session: Session, key: ApiKey) -> None:
+        self._service, self._session, self._key = service, session, key
+        self._known: dict[str, str] | None = None
+
+    async def __call__(self) -> list[str]:
+        service, session = self._service, self._session
+        frames = []
+        tickets = await service.host.pauses(self._key.scope, limit=INBOX_PAGE)
+        current = {t.jti: t for t in tickets}
+        if self._known is None:
+            frames.append(_frame("snapshot", {"pending": list(current)}))
+        else:
+            for jti, ticket in current.items():
+                if jti not in self._known:
+                    card = pages.card(await view_of(service, ticket), session.csrf)
+                    frames.append(_frame("pause", {"id": jti, "token": ticket.token,
+                                                   "html": card}))
+            for jti, token in self._known.items():
+                if jti not in current:
+                    now, status = await _read(service, token)
+                    frames.append(_frame("gone", await _gone(service, session, token, now, status,
+                                                             jti=jti)))
+        self._known = {jti: t.token for jti, t in current.items()}
+        return frames
+
+
+class _Following:
+    """One pause, for its own page: a ``gone`` each time its status moves once it is no longer
+    outstanding (answered, then what came of it), its card rendered as the page shows it."""
+
+    def __init__(self, service: Service, session: Session, token: str) -> None:
+        self._service, self._session, self._token = service, session, token
+        self._shown: str | None = None
+
+    async def __call__(self) -> list[str]:
+        ticket, status = await _read(self._service, self._token)
+        jti = ticket.jti if ticket is not None else ""
+        frames = []
+        if self._shown is None:
+            frames.append(_frame("snapshot", {"pending": [jti] if status == "outstanding" else []}))
+        if status not in ("outstanding", self._shown):
+            frames.append(_frame("gone", await _gone(self._service, self._session, self._token,
+                                                     ticket, status, jti=jti, whole=True)))
+        self._shown = status
+        return frames
+
+
+async def _events(service: Service, request: Request, key: ApiKey,
+                  rounds: Round) -> AsyncIterator[str]:
     wake = asyncio.Event()
 
     def heard(_: PendingInterrupt, scope: Scope) -> None:
-        if scope.tenant == key.tenant:  # a wake-up only: the listing decides what is shown
+        if scope.tenant == key.tenant:  # a wake-up only: the round decides what is shown
             wake.set()
 
     unsubscribe = service.host.on_pause(heard)
+    unlisten = bell_of(request).listen(key.tenant, wake)
     cookie = request.cookies.get(COOKIE, "")
-    known: dict[str, str] | None = None
     loop = asyncio.get_running_loop()
     quiet_since = loop.time()
     try:
         yield f"retry: {RETRY_MS}\n\n"
         while not service.stopping:
-            wake.clear()  # before the listing: a pause stored during it wakes the next round
+            wake.clear()  # before the round: a change made during it wakes the next one
             if not await _still_signed_in(service, cookie, key):
                 yield _frame("signed_out", {})
                 return
-            frames = []
-            tickets = await service.host.pauses(key.scope, limit=INBOX_PAGE)
-            current = {t.jti: t for t in tickets}
-            if known is None:
-                frames.append(_frame("snapshot", {"pending": list(current)}))
-            else:
-                for jti, ticket in current.items():
-                    if jti not in known:
-                        card = pages.card(await view_of(service, ticket), session.csrf)
-                        frames.append(_frame("pause", {"id": jti, "token": ticket.token,
-                                                       "html": card}))
-                for jti, token in known.items():
-                    if jti not in current:
-                        frames.append(_frame("gone", await _gone(service, session, jti, token)))
-            known = {jti: t.token for jti, t in current.items()}
+            frames = await rounds()
             for frame in frames:
                 yield frame
             if frames:
@@ -124,6 +193,7 @@ async def _events(service: Service, request: Request, session: Session,
             await _nap(wake, service.stopped, POLL_SECONDS)
     finally:
         unsubscribe()
+        unlisten()
 
 
 async def _still_signed_in(service: Service, cookie: str, key: ApiKey) -> bool:
@@ -131,21 +201,31 @@ async def _still_signed_in(service: Service, cookie: str, key: ApiKey) -> bool:
     return session is not None and session.key_id == key.id and service.keys.get(key.id) is not None
 
 
-async def _gone(service: Service, session: Session, jti: str, token: str) -> dict[str, Any]:
-    """What became of a pause that left the outstanding list: its card and decision row."""
+async def _read(service: Service, token: str) -> tuple[LedgerTicket | None, str]:
+    """The pause's ticket and status; no ticket when it can no longer be read (expired, revoked,
+    or gone)."""
     try:
         ticket = await service.host.continuation.ticket(token)
     except PauseExpired:
-        return {"id": jti, "token": token, "status": "expired", "card": None, "row": None}
+        return None, "expired"
     except PauseRevoked:
-        return {"id": jti, "token": token, "status": "revoked", "card": None, "row": None}
+        return None, "revoked"
     except UnknownPauseToken:
-        return {"id": jti, "token": token, "status": "unknown", "card": None, "row": None}
+        return None, "unknown"
+    return ticket, ticket.status
+
+
+async def _gone(service: Service, session: Session, token: str, ticket: LedgerTicket | None,
+                status: str, *, jti: str, whole: bool = False) -> dict[str, Any]:
+    """What became of a pause that left the outstanding list: its card (with its conversation
+    open when ``whole``, as its own page shows it) and its recent-decisions row."""
+    if ticket is None:
+        return {"id": jti, "token": token, "status": status, "card": None, "row": None}
     view = await view_of(service, ticket)
     row = (pages_decisions.row(ticket, view.purpose, view.who)
            if ticket.answered_at is not None else None)
-    return {"id": jti, "token": token, "status": ticket.status,
-            "card": pages.card(view, session.csrf), "row": row}
+    return {"id": jti, "token": token, "status": status,
+            "card": pages.card(view, session.csrf, open_conversation=whole), "row": row}
 
 
 async def _nap(wake: asyncio.Event, stopped: asyncio.Event, seconds: float) -> None:

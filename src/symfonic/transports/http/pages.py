@@ -20,6 +20,10 @@ from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http import forms, pages_conversation, pages_decisions
 
 STATIC = "/inbox/static"
+CALL_CHARS = 160
+"""A card's heading shows the gated call up to this many characters (the table below has all)."""
+REQUEST_CHARS = 200
+"""A card shows the request that led to it up to this many characters (the conversation has all)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,13 +32,14 @@ class PauseView:
 
     Attributes:
         conversation: The session up to the pause (empty when not read, or nothing to show).
-        who: Who answered, as a person reads it (the key's label, else its id).
+        who: Who answered, as a person reads it (the key's label), with the key's id for an
+            audit.
     """
 
     ticket: LedgerTicket
     form: forms.AnswerForm | None
     conversation: Sequence[Message] = ()
-    who: str = ""
+    who: pages_decisions.Answerer = pages_decisions.NOBODY
 
     @property
     def purpose(self) -> str:
@@ -121,11 +126,8 @@ def card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None 
     ticket = view.ticket
     token = escape(ticket.token)
     purpose = view.purpose
-    heading = {"approval": f"Approve <code>{escape(ticket.name)}</code>?",
+    heading = {"approval": f"Approve <code>{escape(_call(ticket))}</code>?",
                "ask_user": "A question"}.get(purpose, f"<code>{escape(ticket.name)}</code>")
-    meta = (f'<p class="meta">session <code>{escape(ticket.session_id)}</code> · asked '
-            f"{pages_decisions.when(ticket.issued_at)} · expires "
-            f"{pages_decisions.when(ticket.expires_at)}</p>")
     body = _context(view, open_conversation) + _question(ticket, purpose)
     if conflict:
         body += pages_decisions.conflict(ticket, view.who)
@@ -145,7 +147,38 @@ def card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None 
     link = f'<a href="/inbox/pauses/{token}" class="permalink">link</a>'
     return (f'<article class="pause" data-token="{token}" data-pause-id="{escape(ticket.jti)}" '
             f'data-status="{escape(ticket.status)}">'
-            f"<h2><span>{heading}</span> {link}</h2>{meta}{body}</article>")
+            f"<h2><span>{heading}</span> {link}</h2>{_asked_by(view)}{body}</article>")
+
+
+def _asked_by(view: PauseView) -> str:
+    """Who asked, when, and for what request: what tells one card from the next at a glance
+    (two refunds differ by their request and arguments, not by a session id)."""
+    ticket = view.ticket
+    meta = (f'<p class="meta asked-by">asked by agent <strong>{escape(ticket.agent)}</strong> in '
+            f"session <code>{escape(ticket.session_id)}</code> at "
+            f"{pages_decisions.when(ticket.issued_at)} · expires "
+            f"{pages_decisions.when(ticket.expires_at)}</p>")
+    requests = [m.content for m in view.conversation if m.role == "user" and m.content.strip()]
+    if not requests:
+        return meta
+    return meta + (f'<p class="request"><span class="label">Request</span> '
+                   f"{escape(_clip(requests[-1], REQUEST_CHARS))}</p>")
+
+
+def _call(ticket: LedgerTicket) -> str:
+    """The gated call as the model wrote it, ``issue_refund(amount=59.9, order_id=42)``: the
+    arguments are what a person approves, so they are in the card's heading."""
+    question = ticket.question
+    if not isinstance(question, dict):
+        return ticket.name
+    arguments = ", ".join(f"{k}={json.dumps(v, default=str, ensure_ascii=False)}"
+                          for k, v in question.items())
+    return _clip(f"{ticket.name}({arguments})", CALL_CHARS)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _context(view: PauseView, open_conversation: bool) -> str:
@@ -168,7 +201,8 @@ def _question(ticket: LedgerTicket, purpose: str) -> str:
     if isinstance(question, dict) and question:
         rows = "".join(f"<tr><th>{escape(str(k))}</th><td><code>{escape(_show(v))}</code></td></tr>"
                        for k, v in question.items())
-        return f'<table class="question">{rows}</table>'
+        caption = "<caption>Arguments</caption>" if purpose == "approval" else ""
+        return f'<table class="question">{caption}{rows}</table>'
     return f'<pre class="question">{escape(_show(question))}</pre>'
 
 

@@ -13,13 +13,15 @@ read back from the refusal the model was given (the core's wording: ``... Reason
 for an approval, an answered (rather than approved) decision is only ever a rejection.
 
 Who answered is stored as the answering API key's id (the inbox's: the key its session signed in
-with); the inbox shows the key's label when the key is still known, else the id.
+with). A person reads the key's label instead (:class:`Answerer`; "development key" for the key
+``symfonic serve`` prints), while the id, which never changes, stays on the element for an audit.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 from typing import Any
@@ -27,6 +29,34 @@ from typing import Any
 from symfonic.platform.tickets import LedgerTicket
 
 REJECTED_PREFIX = "Reason: "
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answerer:
+    """Who answered a pause, as the inbox shows it.
+
+    Attributes:
+        name: What a person reads: the answering key's label
+            (:func:`~symfonic.transports.http.auth.readable_label`), or ``answered_by`` as stored
+            when it names no key of the tenant.
+        key_id: The answering key's id when it is one: not in the text (an id means nothing to
+            the person reading), but on the element (``data-key-id``, and its tooltip) so an
+            audit can tell two keys of the same label apart.
+    """
+
+    name: str
+    key_id: str | None = None
+
+    def html(self) -> str:
+        if self.key_id is None:
+            return f'<strong class="answerer">{escape(self.name)}</strong>'
+        key = escape(self.key_id)
+        return (f'<strong class="answerer" data-key-id="{key}" title="API key {key}">'
+                f"{escape(self.name)}</strong>")
+
+
+NOBODY = Answerer(name="someone (not recorded)")
+"""An answer stored without who gave it (by code that did not say)."""
 
 
 def decision(ticket: LedgerTicket, purpose: str) -> tuple[str, str]:
@@ -52,7 +82,7 @@ def decision(ticket: LedgerTicket, purpose: str) -> tuple[str, str]:
     return "answered", f"Answered: {content}"
 
 
-def applied(ticket: LedgerTicket, purpose: str, who: str) -> str:
+def applied(ticket: LedgerTicket, purpose: str, who: Answerer) -> str:
     """The answered pause's block: its decision, who and when, then what came of it."""
     kind, text = decision(ticket, purpose)
     parts = []
@@ -60,8 +90,8 @@ def applied(ticket: LedgerTicket, purpose: str, who: str) -> str:
         parts.append(f'<p class="decision decision-{kind}" data-decision="{kind}">'
                      f"{escape(text)}</p>")
     if ticket.answered_at is not None and ticket.status not in ("expired", "revoked"):
-        parts.append(f'<p class="meta answered">answered by <strong>'
-                     f"{escape(who)}</strong> · {when(ticket.answered_at)}</p>")
+        parts.append(f'<p class="meta answered">answered by {who.html()} at '
+                     f"{when(ticket.answered_at)}</p>")
     parts.append(outcome(ticket, after_rejection=kind == "rejected"))
     return "".join(parts)
 
@@ -87,16 +117,16 @@ def outcome(ticket: LedgerTicket, *, after_rejection: bool = False) -> str:
             f"{escape(text)}</p>")
 
 
-def conflict(ticket: LedgerTicket, who: str) -> str:
+def conflict(ticket: LedgerTicket, who: Answerer) -> str:
     """Why an answer was refused because the pause was answered already, and what was applied."""
-    by = f" by {who}" if ticket.answered_at is not None else ""
-    at = f" at {when(ticket.answered_at)}" if ticket.answered_at is not None else ""
+    by = (f" by {who.html()} at {when(ticket.answered_at)}"
+          if ticket.answered_at is not None else "")
     return (f'<p class="conflict" role="alert" data-error="pause_already_resumed">This pause was '
-            f"already answered{escape(by)}{at}, in another tab or by someone else; your answer "
+            f"already answered{by}, in another tab or by someone else; your answer "
             f"was not applied. What was applied:</p>")
 
 
-def history(rows: Sequence[tuple[LedgerTicket, str, str]]) -> str:
+def history(rows: Sequence[tuple[LedgerTicket, str, Answerer]]) -> str:
     """The recent decisions: ``(ticket, purpose, who)``, the latest answer first."""
     if not rows:
         return ('<section id="history" aria-label="Recent decisions"><h2>Recent decisions</h2>'
@@ -106,7 +136,7 @@ def history(rows: Sequence[tuple[LedgerTicket, str, str]]) -> str:
             f'<ol class="decisions">{listed}</ol></section>')
 
 
-def row(ticket: LedgerTicket, purpose: str, who: str) -> str:
+def row(ticket: LedgerTicket, purpose: str, who: Answerer) -> str:
     """One recent decision: what was asked, the decision, who, when, what came of it."""
     kind, text = decision(ticket, purpose)
     asked = {"approval": f"Approve {ticket.name}?", "ask_user": "A question"}.get(
@@ -124,7 +154,7 @@ def row(ticket: LedgerTicket, purpose: str, who: str) -> str:
             f'data-decision="{kind}"><a href="/inbox/pauses/{escape(ticket.token)}">'
             f'{escape(asked)}</a> <span class="asked">{escape(_clip(detail, 120))}</span>'
             f'<span class="decision decision-{kind}">{escape(_clip(text, 160) or "—")}</span>'
-            f'<span class="meta">by {escape(who)} · {answered} · '
+            f'<span class="meta">by {who.html()} · {answered} · '
             f'<span class="status status-{escape(ticket.status)}">{escape(short)}</span>'
             "</span></li>")
 
@@ -140,7 +170,10 @@ def outcome_line(ticket: LedgerTicket) -> str:
 
 
 def when(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """A moment, to the minute for reading, to the second in its ``datetime`` for an audit."""
+    moment = datetime.fromtimestamp(epoch, UTC)
+    return (f'<time datetime="{moment.isoformat(timespec="seconds")}">'
+            f'{moment.strftime("%Y-%m-%d %H:%M UTC")}</time>')
 
 
 def _clip(text: str, limit: int) -> str:

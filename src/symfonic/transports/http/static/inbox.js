@@ -15,15 +15,19 @@
   }
 
   // An approval's form shows only what the chosen decision needs. A hidden fieldset is also
-  // disabled, so its required fields neither block the form nor get sent.
+  // disabled, so its required fields neither block the form nor get sent. No decision comes
+  // chosen, and Send stays disabled until one is: a stray click or Enter approves nothing.
   function sync(form) {
     const choice = form.querySelector('input[name="decision"]:checked');
-    const decision = choice ? choice.value : "approve";
+    const decision = choice ? choice.value : "";
     for (const part of form.querySelectorAll(".when-reject")) part.hidden = decision !== "reject";
     for (const part of form.querySelectorAll(".when-edit")) {
       part.hidden = decision !== "edit";
       part.disabled = decision !== "edit";
     }
+    for (const part of form.querySelectorAll(".when-undecided")) part.hidden = decision !== "";
+    if (form.dataset.sent) return;
+    for (const send of form.querySelectorAll("button.send")) send.disabled = decision === "";
   }
 
   function wire(root) {
@@ -133,5 +137,44 @@
     on("gone", gone);
     on("signed_out", () => { source.close(); location.reload(); });
     document.documentElement.dataset.live = "1";  // for tests and styles: the stream is wired
+  }
+
+  // A pause's own page follows that pause (/inbox/events?pause=...): answered in another tab or
+  // by someone else, it shows the decision applied, who gave it and when, instead of a form that
+  // can only be refused; then what came of it, until the turn has ended.
+  const single = pending ? null : document.querySelector("main > article.pause");
+  const ended = new Set(["completed", "failed", "paused_again", "expired", "revoked", "unknown"]);
+  if (single && window.EventSource && !ended.has(single.dataset.status)) {
+    const source = new EventSource(`/inbox/events?pause=${encodeURIComponent(single.dataset.token)}`);
+    source.addEventListener("gone", (event) => {
+      const data = JSON.parse(event.data);
+      const card = document.querySelector("main > article.pause");
+      if (ended.has(data.status)) source.close();
+      if (!card || card.dataset.status === data.status) return;
+      if (card.querySelector("form[data-sent]")) { source.close(); return; }  // this tab's answer
+      const elsewhere = card.dataset.status === "outstanding" || card.classList.contains("answered-elsewhere");
+      const note = document.createElement("p");
+      note.className = "conflict";
+      note.setAttribute("role", "alert");
+      if (!data.card) {
+        for (const form of card.querySelectorAll("form.answer")) {
+          for (const field of form.elements) field.disabled = true;
+        }
+        note.textContent = `This pause can no longer be answered (${data.status}).`;
+        card.dataset.status = data.status;
+        card.querySelector("form.answer")?.before(note);
+        return;
+      }
+      const now = document.importNode(parse(data.card), true);
+      if (elsewhere) {
+        now.classList.add("answered-elsewhere");
+        note.textContent = "This pause was answered in another tab or by someone else; " +
+          "this page's form is closed. What was applied:";
+        (now.querySelector(".decision, .meta.answered, .outcome") || now.lastElementChild).before(note);
+      }
+      card.replaceWith(now);
+    });
+    source.addEventListener("signed_out", () => { source.close(); location.reload(); });
+    document.documentElement.dataset.live = "1";
   }
 })();
