@@ -1,5 +1,6 @@
 """The JSON-RPC endpoints (A2A, MCP) refuse a body that names a key twice before their SDKs,
-which keep the last, read it: a ``-32700`` parse error, and the pause is still outstanding."""
+which keep the last, read it (A2A as invalid params, ``answer_invalid``; MCP as a ``-32700`` parse
+error), and the pause is still outstanding."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ async def _state(client: httpx.AsyncClient, server: LiveServer, task_id: str,
     return str(got.json()["result"]["status"]["state"])
 
 
-async def test_an_a2a_answer_naming_a_key_twice_is_a_parse_error(
+async def test_an_a2a_answer_naming_a_key_twice_is_invalid_params(
         server: LiveServer, client: httpx.AsyncClient) -> None:
     headers = {**server.auth("acme"), **JSON_RPC}
     started = await client.post("/a2a/support", headers=headers,
@@ -49,9 +50,11 @@ async def test_an_a2a_answer_naming_a_key_twice_is_a_parse_error(
         '"approved": false', '"approved": false, "approved": true')
     assert twice.count('"approved"') == 2
     refused = await client.post("/a2a/support", headers=headers, content=twice)
-    assert refused.status_code == 400, refused.text
-    assert refused.json()["error"]["code"] == -32700
-    assert "'approved' appears more than once" in refused.json()["error"]["message"]
+    assert refused.status_code == 200, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == -32602
+    assert "answer_invalid" in json.dumps(error["data"])
+    assert "'approved' appears more than once" in json.dumps(error["data"])
     assert await _state(client, server, task_id) == "TASK_STATE_INPUT_REQUIRED"
 
 

@@ -52,6 +52,9 @@ EVENTS = "events"
 QUEUE_PREFIX = "symfonic."
 _RUNNING: set[str] = set()
 """The segments this process is running now (their workflow ids), for a graceful stop."""
+_RETURNED: set[str] = set()
+"""Segments whose body returned, which DBOS may still be recording (a stop waits for those)."""
+_RETURNED_KEPT = 256
 _IDLE: list[asyncio.Event] = []
 """Set when the last running segment ends (a graceful stop waits on one)."""
 _BOUND: list[Host] = []
@@ -159,13 +162,24 @@ async def settled(seconds: float = SETTLE_SECONDS) -> None:
     per workflow ("cannot schedule new futures after shutdown") and the outcome is never stored.
     The segments still running past the grace are not waited for: they are left to recovery.
     """
-    from dbos._dbos import _get_dbos_instance
-
-    active = _get_dbos_instance()._active_workflows_set
     deadline = asyncio.get_running_loop().time() + seconds
     # DBOS signals no workflow's end, so there is no event to wait on; its recording takes ms.
-    while set(active.activeList()) - _RUNNING and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
+    # Only segments that returned are waited for: another workflow still active (a webhook
+    # delivery sleeping between attempts) is left for the next process to continue.
+    while (recording := _RETURNED & _active()) and (  # noqa: ASYNC110
+            asyncio.get_running_loop().time() < deadline):
         await asyncio.sleep(0.02)
+    _RETURNED.clear()
+    if recording:
+        logger.warning("stopped before DBOS recorded %d ended segment(s): %s", len(recording),
+                       ", ".join(sorted(recording)))
+
+
+def _active() -> set[str]:
+    """The workflows DBOS holds as active in this process (its private set: DBOS offers none)."""
+    from dbos._dbos import _get_dbos_instance
+
+    return set(_get_dbos_instance()._active_workflows_set.activeList())
 
 
 def stop_dequeuing() -> None:
@@ -203,6 +217,9 @@ async def finished(grace: float) -> list[str]:
 
 def _ended(run_id: str) -> None:
     _RUNNING.discard(run_id)
+    _RETURNED.add(run_id)
+    if len(_RETURNED) > _RETURNED_KEPT:  # keep only those DBOS has not recorded yet
+        _RETURNED.intersection_update(_active())
     if not _RUNNING:
         for idle in _IDLE:
             idle.set()

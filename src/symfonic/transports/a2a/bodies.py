@@ -30,6 +30,8 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from symfonic.transports.http.strict_json import NotStrictJSON, parse
+
 logger = logging.getLogger("symfonic.a2a")
 
 MAX_DEPTH = 32
@@ -62,12 +64,6 @@ def quiet_sdk_refusals() -> None:
         sdk.addFilter(_OneLine())
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
 class StrictBodies:
     """Refuse, before the SDK reads it, a POST body with duplicate keys or nested too deeply."""
 
@@ -98,29 +94,22 @@ class StrictBodies:
 
 
 def refusal(body: bytes) -> str | None:
-    """Why ``body`` is refused, or None (also for a body that is no JSON: the SDK says so)."""
+    """Why ``body`` is refused, or None (also for a body that is no JSON: the SDK says so).
+
+    Strictness is :func:`symfonic.transports.http.strict_json.parse`'s, the same as every HTTP
+    route's: a key named twice in an object, a number JSON has not, text that is no UTF-8.
+    """
     if not body:
         return None
     try:
-        document = json.loads(body, object_pairs_hook=_unique)
-    except _DuplicateKey as duplicate:
-        return f"the key {duplicate.key!r} appears twice in one object"
-    except RecursionError:
-        return f"JSON nested deeper than {MAX_DEPTH} levels"
-    except ValueError:  # not JSON, or not UTF-8: the SDK's own parse error answers it
+        document = parse(body)
+    except json.JSONDecodeError:  # not JSON at all: the SDK's own parse error answers it
         return None
+    except NotStrictJSON as loose:
+        return str(loose)
     if _depth(document) > MAX_DEPTH:
         return f"JSON nested deeper than {MAX_DEPTH} levels"
     return None
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    document: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in document:
-            raise _DuplicateKey(key)
-        document[key] = value
-    return document
 
 
 def _depth(document: Any) -> int:

@@ -33,8 +33,10 @@ from symfonic.transports.http.strict_json import StrictJSONRPC
 from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import DeliveryFailed, WebhookConfig
 
-JSON_RPC_PREFIXES = ("/a2a", "/mcp")
-"""Where ``mount_a2a`` and ``mount_mcp`` serve JSON-RPC, whose bodies :class:`StrictJSONRPC` checks."""
+JSON_RPC_PREFIXES = ("/mcp",)
+"""Where ``mount_mcp`` serves JSON-RPC, whose bodies :class:`StrictJSONRPC` checks. A2A's mount
+checks its own (``transports.a2a.bodies``, with the same parser), so that a refused answer there
+reads as the binding's invalid params, ``answer_invalid``, rather than a bare parse error."""
 
 
 def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = None, *,
