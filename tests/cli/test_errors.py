@@ -37,6 +37,20 @@ def test_an_answer_that_fails_the_schema(workdir: Path, paused: str) -> None:
     assert "completed" in symfonic(workdir, "resume", paused, "approve").stdout  # still answerable
 
 
+def test_a_misspelt_word_answer_names_the_forms_an_answer_takes(workdir: Path, paused: str) -> None:
+    done = symfonic(workdir, "resume", paused, "aprove", check=False)
+    refused(done, 5, "'aprove' is not an answer this pause takes", "approve, reject",
+            "'reject: <reason>'", "JSON")
+    assert "completed" in symfonic(workdir, "resume", paused, "approve").stdout  # still answerable
+
+
+def test_a_rejection_with_its_reason_and_the_example_says_what_happened(
+        workdir: Path, paused: str) -> None:
+    done = symfonic(workdir, "resume", paused, "reject: the order was never paid")
+    assert "I did not issue the refund: it was rejected (the order was never paid)." in done.stdout
+    assert "Done." not in done.stdout
+
+
 def test_an_answer_that_is_broken_json(workdir: Path, paused: str) -> None:
     refused(symfonic(workdir, "resume", paused, '{"approved": tru', check=False), 5,
             "not valid JSON")

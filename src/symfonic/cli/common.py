@@ -89,8 +89,14 @@ def moment(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+ANSWER_FORMS = "approve, reject, 'reject: <reason>', or JSON such as '{\"approved\": true}'"
+"""The forms a terminal answer may take, named whenever one is refused."""
+_REJECTIONS = ("reject", "rejected", "no", "n")
+
+
 def parse_answer(text: str) -> Any:
-    """``approve``/``yes``/``y``, ``reject``/``no``/``n``, JSON, or else the text itself.
+    """``approve``/``yes``/``y``, ``reject``/``no``/``n`` (``reject: <reason>`` with a reason),
+    JSON, or else the text itself.
 
     Text that looks like JSON (it starts with ``{``, ``[`` or ``"``) but does not parse is refused
     rather than sent as a string: a typo in an object would otherwise reach the agent as prose.
@@ -98,8 +104,11 @@ def parse_answer(text: str) -> Any:
     word = text.strip().lower()
     if word in ("approve", "approved", "yes", "y"):
         return {"approved": True}
-    if word in ("reject", "rejected", "no", "n"):
+    if word in _REJECTIONS:
         return {"approved": False, "reason": "rejected from the command line"}
+    verb, colon, reason = text.partition(":")
+    if colon and verb.strip().lower() in _REJECTIONS and reason.strip():
+        return {"approved": False, "reason": reason.strip()}
     try:
         return json_answer(text)
     except json.JSONDecodeError as bad:
@@ -108,6 +117,18 @@ def parse_answer(text: str) -> Any:
         return text
     except AnswerInvalid as repeated:
         fail(Exit.INVALID_ANSWER, f"invalid answer: {repeated}")
+
+
+def unfit_text(reply: Any, invalid: AnswerInvalid) -> AnswerInvalid:
+    """``invalid`` for a ``reply`` that stayed plain text, saying which forms an answer takes.
+
+    A misspelt word (``aprove``) is sent as text; the schema's own complaint ("Input should be
+    an object") does not tell a person at a terminal what to type instead.
+    """
+    if not isinstance(reply, str):
+        return invalid
+    return AnswerInvalid(f"{reply!r} is not an answer this pause takes ({invalid}); answer with "
+                         f"{ANSWER_FORMS}", invalid.errors)
 
 
 def json_answer(text: str) -> Any:

@@ -30,6 +30,7 @@ from symfonic.cli.common import (
     moment,
     parse_answer,
     print_outcome,
+    unfit_text,
 )
 from symfonic.cli.exits import EPILOG, Exit, explain, fail
 from symfonic.kernel.interrupts import PendingInterrupt
@@ -74,11 +75,15 @@ def run_agent(text: str, agent: AgentOption = None, tenant: TenantOption = "demo
 
 @app.command(epilog=EPILOG)
 def resume(token: str, answer: str, app_target: AppOption = None, url: UrlOption = None) -> None:
-    """Answer the pause TOKEN with ANSWER (approve, reject, y, n, JSON or text) and continue its turn."""
+    """Answer the pause TOKEN with ANSWER (approve, reject, 'reject: reason', y, n, JSON or text)
+    and continue its turn."""
     reply = parse_answer(answer)
 
     async def work(host: Host) -> RunOutcome:
-        return await host.continuation.resume(token, reply)
+        try:
+            return await host.continuation.resume(token, reply)
+        except AnswerInvalid as invalid:
+            raise unfit_text(reply, invalid) from invalid
 
     print_outcome(act(work, app_target, url))
 
@@ -124,7 +129,10 @@ def demo(
 async def _answer(host: Host, pause: PendingInterrupt, preset: Any) -> RunOutcome:
     """Resume ``pause`` with ``preset``, or with answers asked in the terminal until one is valid."""
     if preset is not None:
-        return await host.continuation.resume(pause.token, preset)
+        try:
+            return await host.continuation.resume(pause.token, preset)
+        except AnswerInvalid as invalid:
+            raise unfit_text(preset, invalid) from invalid
     schema = (await host.continuation.ticket(pause.token)).answer_schema or {}
     while True:
         try:

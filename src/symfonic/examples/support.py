@@ -83,6 +83,10 @@ def support_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> 
                           "I will refund it once approved.", tool_calls=[
             ToolCall(id=f"refund-{order['order_id']}", name="issue_refund",
                      arguments={"order_id": order["order_id"], "amount": order["total"]})])
+    if last.role == "tool" and last.content.startswith("The person rejected"):
+        _, _, reason = last.content.partition("Reason: ")
+        return ModelReply(text="I did not issue the refund: it was rejected"
+                          + (f" ({reason})." if reason else "."))
     if last.role == "tool":
         return ModelReply(text=f"Done. {last.content}")
     return ModelReply(text="How can I help?")
