@@ -8,9 +8,10 @@ for (the seeds give ``UnknownPauseToken`` a ``LookupError`` base and ``Continuat
 
 The classes live beside the code that raises them; this drawing is the one place that shows them
 together, and ``tests/test_errors.py`` fails when the drawing and the classes disagree. Every class
-here is importable from :mod:`symfonic`, except the two of the HTTP transport, which need its extra.
-Signals are not errors and are not drawn: :class:`~symfonic.kernel.interrupts.InvocationPaused`
-stops a run for a person and is never seen outside it.
+here is importable from :mod:`symfonic`, except those marked (HTTP), (mcp) or (serve), which need
+an extra. Signals are not errors and are not drawn:
+:class:`~symfonic.kernel.interrupts.InvocationPaused` stops a run for a person and is never seen
+outside it.
 
 ::
 
@@ -55,6 +56,7 @@ stops a run for a person and is never seen outside it.
     ├── RoundLimitExceeded(RuntimeError)      the model kept calling tools past the round limit
     ├── Refusal                               (HTTP) a request refused with a status and a problem body
     ├── DeliveryFailed                        (HTTP) one webhook delivery attempt failed
+    ├── NotStrictJSON(ValueError)             (HTTP) a body holds NaN, infinity or a repeated key
     ├── MCPToolError                          (mcp) an MCP tool failed; the model reads why
     ├── MCPConnectionError                    (mcp) an MCP server could not be reached
     └── TelemetryExtraMissing(ImportError)    (serve) OTEL_* asks for an export; no [otel] extra

@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from symfonic.errors import SymfonicError
 from symfonic.transports.http.limits import replaying
 
 Path = tuple[str | int, ...]
@@ -70,8 +71,13 @@ class _Repeated(dict[str, Any]):
 Problem = tuple[Path, str, str | None]
 
 
-class NotStrictJSON(ValueError):
-    """JSON that holds what strict JSON refuses; ``problems`` are (path, why, text) each."""
+class NotStrictJSON(SymfonicError, ValueError):
+    """JSON that holds what strict JSON refuses; ``problems`` are (path, why, text) each.
+
+    Under :class:`~symfonic.errors.SymfonicError` like every refusal the library raises, and a
+    ``ValueError`` as :mod:`json`'s own refusals are, so a caller's ``except ValueError`` still
+    catches a body it cannot use.
+    """
 
     def __init__(self, problems: list[Problem]) -> None:
         super().__init__("; ".join(f"{'.'.join(map(str, path)) or 'document'}: {why}"
