@@ -23,7 +23,7 @@ from symfonic.testing import ManualClock
 from symfonic.transports.webhooks import WebhookConfig, verify_signature
 from tests.a2a.conftest import Connect, StartA2A
 from tests.a2a.helpers import push_rows, send, text_message
-from tests.http.helpers import free_port, until
+from tests.http.helpers import LOOPBACK, free_port, until
 from tests.http.receivers import Delivery, Receiver, bound
 
 PUSH_SECRET = "push-secret-0123456789"
@@ -32,7 +32,7 @@ PUSH_SECRET = "push-secret-0123456789"
 def pushing() -> WebhookConfig:
     """A server's sender with a secret and no webhook URLs: it delivers A2A pushes only."""
     return WebhookConfig(urls=[], secret=PUSH_SECRET, first_backoff=0.05, max_backoff=0.05,
-                         timeout=2)
+                         timeout=2, outbound=LOOPBACK)
 
 
 def with_push(request: SendMessageRequest, url: str, token: str) -> SendMessageRequest:

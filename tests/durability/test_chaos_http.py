@@ -42,6 +42,7 @@ class Cluster:
                     "SYMFONIC_DEMO_REFUNDS": str(workdir / "refunds.log"),
                     "SYMFONIC_CLAIM_LEASE": str(LEASE), "SYMFONIC_SHUTDOWN_GRACE": "1",
                     "SYMFONIC_WEBHOOK_URLS": webhook, "SYMFONIC_WEBHOOK_SECRET": "chaos-hooks",
+                    "SYMFONIC_OUTBOUND_ALLOW": "127.0.0.1",
                     "SYMFONIC_WEBHOOK_LEASE": str(LEASE), "SYMFONIC_WEBHOOK_POLL": "0.5",
                     "SYMFONIC_WEBHOOK_TIMEOUT": str(LEASE / 2)}
         self.env.pop("SYMFONIC_DATABASE_URL", None)

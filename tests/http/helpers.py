@@ -34,10 +34,14 @@ from symfonic.models import FunctionModel
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, guarded_config
+from symfonic.transports.outbound import OutboundPolicy
 
 T = TypeVar("T")
 SYMFONIC = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
 SECRET = "test-secret-for-pause-tokens-0123456789"
+LOOPBACK = OutboundPolicy.allowing(["127.0.0.0/8", "::1"])
+"""The outbound policy of tests whose receivers listen on this machine: public addresses and
+loopback (a real server reaches public addresses only, unless told otherwise)."""
 READY_SECONDS = 15.0
 
 

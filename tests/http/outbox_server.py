@@ -20,6 +20,7 @@ import uvicorn
 from symfonic import Host
 from symfonic.examples.support import support_agent
 from symfonic.transports.http import ApiKeys, WebhookConfig, create_app
+from symfonic.transports.outbound import OutboundPolicy
 
 SECRET = "outbox-server-secret-0123456789abcdef"
 HOOK_SECRET = "whsec-outbox-0123456789"
@@ -33,7 +34,7 @@ def main() -> None:
     print(f"key {keys.issue('acme')}", flush=True)
     tuning = json.loads(os.environ.get("OUTBOX_TUNING") or "{}")
     hooks = WebhookConfig(urls=os.environ["OUTBOX_HOOK_URLS"].split(","), secret=HOOK_SECRET,
-                          **tuning)
+                          outbound=OutboundPolicy.allowing(["127.0.0.1"]), **tuning)
     app = create_app(host, keys, hooks, public_url=os.environ.get("OUTBOX_PUBLIC_URL"), grace=1)
     uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")).run()
 

@@ -69,12 +69,14 @@ class Receiver:
     """A webhook receiver on loopback that answers 500 to its first ``failures`` deliveries.
 
     ``sock`` serves it on a given socket (a port a sender already knows); ``hold`` keeps every
-    request waiting, recorded but unanswered, until :meth:`release`.
+    request waiting, recorded but unanswered, until :meth:`release`; ``redirect`` answers every
+    delivery with a 307 to that URL.
     """
 
     def __init__(self, failures: int = 0, *, sock: socket.socket | None = None,
-                 hold: bool = False) -> None:
+                 hold: bool = False, redirect: str | None = None) -> None:
         self.failures = failures
+        self.redirect = redirect
         self.deliveries: list[Delivery] = []
         self._arrived = threading.Condition()
         self._released = threading.Event()
@@ -95,6 +97,8 @@ class Receiver:
             self._arrived.notify_all()
         if not self._released.is_set():
             await asyncio.to_thread(self._released.wait, 60)
+        if self.redirect is not None:
+            return Response(status_code=307, headers={"location": self.redirect})
         return Response(status_code=status)
 
     async def wait_for(self, count: int, seconds: float = 10.0) -> list[Delivery]:

@@ -30,7 +30,7 @@ from symfonic.testing import ManualClock
 from symfonic.testing.pauses import pause_issue
 from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import WebhookConfig, sign, verify_signature
-from tests.http.helpers import ServerFactory, loopback_socket, paused_run, until
+from tests.http.helpers import LOOPBACK, ServerFactory, loopback_socket, paused_run, until
 from tests.http.receivers import BlackHole, Receiver, WallClock, database_of, outbox_rows
 
 HOOK_SECRET = "whsec-test-0123456789"
@@ -50,7 +50,7 @@ def receivers() -> Iterator[list[Receiver]]:
 
 
 def hooks(*urls: str, **tuning: Any) -> WebhookConfig:
-    return WebhookConfig(urls=urls, secret=HOOK_SECRET,
+    return WebhookConfig(urls=urls, secret=HOOK_SECRET, outbound=LOOPBACK,
                          **{"first_backoff": 0.05, "poll_interval": 0.1, **tuning})
 
 

@@ -42,6 +42,7 @@ from typing import Protocol
 
 from symfonic.errors import SymfonicError
 from symfonic.services.outbox import PAUSE_CREATED
+from symfonic.transports.outbound import PUBLIC_ONLY, OutboundPolicy
 
 __all__ = [
     "DELIVERY_HEADER", "DELIVERY_ID_HEADER", "EVENT_HEADER", "PAUSE_EVENT", "SIGNATURE_HEADER",
@@ -109,6 +110,10 @@ class WebhookConfig:
             (a pause of another process is picked up within this).
         lease: Seconds a claimed notification stays hidden from other senders; longer than an
             attempt may take, so that only a sender that died lets another send it again.
+        outbound: Which addresses the deliveries may reach, A2A pushes included: public ones
+            only, unless it allows more (see :mod:`symfonic.transports.outbound`). A URL
+            written as a refused address, or ``localhost``, is refused here already; a name is
+            checked on the addresses it resolves to, at every attempt.
     """
 
     urls: Sequence[str]
@@ -123,8 +128,11 @@ class WebhookConfig:
     retention: float = 7 * 86400.0
     """Seconds a delivered notification is kept (for a look at what was sent) before the sender
     deletes it; undelivered ones are kept until they are delivered."""
+    outbound: OutboundPolicy = PUBLIC_ONLY
 
     def __post_init__(self) -> None:
+        for url in self.urls:
+            self.outbound.check(url)
         if not self.secret:
             raise ValueError("webhooks need a secret to sign their deliveries")
         if self.max_attempts < 1 or self.concurrency < 1:

@@ -113,7 +113,7 @@ class SymfonicRequestHandler(RequestHandler):
         message, push = params.message, None
         if params.configuration.HasField("task_push_notification_config"):
             push = params.configuration.task_push_notification_config
-            self.pushes.check(push)
+            await self.pushes.check(push)  # before a turn starts: a refused config starts none
         if message.task_id:
             return await self._answer(message, context, push)
         return await self._start(message, context, push)
@@ -306,7 +306,6 @@ class SymfonicRequestHandler(RequestHandler):
     async def on_create_task_push_notification_config(
             self, params: TaskPushNotificationConfig,
             context: ServerCallContext) -> TaskPushNotificationConfig:
-        self.pushes.check(params)
         return await self.pushes.save(await self._task(params.task_id, _caller(context)[0]), params)
 
     async def on_get_task_push_notification_config(

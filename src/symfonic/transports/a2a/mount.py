@@ -42,6 +42,7 @@ from symfonic.transports.a2a.integers import IntegralNumbers
 from symfonic.transports.a2a.push import PushConfigs, push_router
 from symfonic.transports.a2a.runs import Runs
 from symfonic.transports.http.auth import ApiKeys
+from symfonic.transports.outbound import PUBLIC_ONLY
 from symfonic.transports.webhook_sender import WebhookSender
 
 PREFIX = "/a2a"
@@ -63,7 +64,8 @@ def mount_a2a(app: Starlette, host: Host, keys: ApiKeys, *, public_url: str | No
     """
     runs = Runs(grace)
     routes: list[BaseRoute] = []
-    pushes = PushConfigs(host, enabled=sender is not None)
+    pushes = PushConfigs(host, enabled=sender is not None,
+                         outbound=sender.config.outbound if sender is not None else PUBLIC_ONLY)
     if sender is not None:
         sender.route(TASK_STATUS, push_router(host))
     wake = sender.wake if sender is not None else lambda: None

@@ -16,9 +16,13 @@ the same bytes. Headers: the config's token as ``X-A2A-Notification-Token``, its
 ``Authorization``, and the webhook headers (``X-Symfonic-Signature``, ``Symfonic-Delivery-Id``).
 
 Configs are refused (``PushNotificationNotSupportedError``) on a server without a webhook secret,
-since nothing could sign the deliveries. URLs are not screened for private addresses: a tenant's
-key may point pushes at anything the server can reach, as it may with webhooks; deployments that
-must prevent that put an egress proxy in front of the server.
+since nothing could sign the deliveries. A config's URL must reach a public address: one written
+as a loopback, private, link-local, multicast or unspecified address, or a name resolving to one
+now, is refused as invalid params with ``data: {"error": "outbound_refused", "reason"}``, and
+nothing is written (a push config set with a new message refuses the message before its turn
+starts). The delivery checks again, on the address it connects to (a name may resolve elsewhere
+by then). The webhook config's ``outbound`` policy, ``$SYMFONIC_OUTBOUND_ALLOW`` for ``symfonic
+serve``, allows chosen networks (:mod:`symfonic.transports.outbound`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from a2a.types import (
     ListTaskPushNotificationConfigsResponse,
@@ -44,6 +47,7 @@ from symfonic.services.outbox import Notification
 from symfonic.services.tasks import FINAL_TASK_STATES, PushConfigRecord, TaskRecord, TaskStore
 from symfonic.transports.a2a.views import STATES, TaskView, status_message
 from symfonic.transports.delivering import Router, Target
+from symfonic.transports.outbound import PUBLIC_ONLY, OutboundPolicy, OutboundRefused
 
 TOKEN_HEADER = "X-A2A-Notification-Token"
 NO_SECRET = ("push notifications are off on this server: it has no secret to sign them with "
@@ -55,27 +59,34 @@ _TASKS_BY_SESSION = 20
 class PushConfigs:
     """The push-config methods of the A2A handler, over the task port."""
 
-    def __init__(self, host: Host, *, enabled: bool) -> None:
+    def __init__(self, host: Host, *, enabled: bool,
+                 outbound: OutboundPolicy = PUBLIC_ONLY) -> None:
         self.host = host
         self.enabled = enabled
+        self.outbound = outbound
 
-    def check(self, config: TaskPushNotificationConfig) -> None:
+    async def check(self, config: TaskPushNotificationConfig) -> None:
         """Refuse a config this server cannot honour, before anything is written.
 
         Raises:
             PushNotificationNotSupportedError: the server has no secret to sign pushes with.
-            InvalidParamsError: the URL is not an absolute http(s) URL.
+            InvalidParamsError: the URL is not an absolute http(s) URL (``error:
+                outbound_refused``), or it may not be reached: it names, or its host resolves
+                to, an address the outbound policy refuses.
         """
         if not self.enabled:
             raise PushNotificationNotSupportedError(NO_SECRET)
-        parts = urlsplit(config.url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InvalidParamsError(f"a push config needs an http(s) URL, not {config.url!r}")
+        try:
+            await self.outbound.check_resolved(config.url)
+        except OutboundRefused as refused:
+            raise InvalidParamsError(f"push config refused: {refused}",
+                                     data={"error": "outbound_refused", "url": config.url,
+                                           "reason": refused.reason}) from None
 
     async def save(self, task: TaskRecord,
                    config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
         """Store ``config`` for ``task`` (replacing the one of the same id); what was stored."""
-        self.check(config)
+        await self.check(config)
         auth = config.authentication
         record = PushConfigRecord(
             task_id=task.id, id=config.id or uuid.uuid4().hex, scope=task.scope,

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import httpx
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
@@ -27,11 +26,12 @@ from symfonic.transports.delivering import DocumentBuilder
 from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages, runs
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
+from symfonic.transports.http.posting import HttpxPoster
 from symfonic.transports.http.schemas import Ticket, resume_url
 from symfonic.transports.http.service import Service
 from symfonic.transports.http.strict_json import StrictJSONRPC
 from symfonic.transports.webhook_sender import WebhookSender
-from symfonic.transports.webhooks import DeliveryFailed, WebhookConfig
+from symfonic.transports.webhooks import WebhookConfig
 
 JSON_RPC_PREFIXES = ("/mcp",)
 """Where ``mount_mcp`` serves JSON-RPC, whose bodies :class:`StrictJSONRPC` checks. A2A's mount
@@ -66,7 +66,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     (:func:`symfonic.transports.mcp.mount_mcp`).
     """
     service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace)
-    poster = _HttpxPoster() if webhooks is not None else None
+    poster = HttpxPoster(webhooks.outbound) if webhooks is not None else None
     if webhooks is not None and poster is not None:
         host.notifications = host.notifications or bool(webhooks.urls)
         service.webhooks = _sender_class(host)(webhooks, outbox=host.outbox, post=poster,
@@ -175,29 +175,6 @@ def _announcement(service: Service) -> DocumentBuilder:
                 "inbox_url": f"{base}/inbox/pauses/{token}"}
 
     return announce
-
-
-class _HttpxPoster:
-    """Webhook attempts over one pooled client; redirects are not followed (a moved receiver is a
-    configuration error to fix, not something to chase with a signed body)."""
-
-    def __init__(self) -> None:
-        self._client: httpx.AsyncClient | None = None
-
-    async def __call__(self, url: str, body: bytes, headers: Mapping[str, str],
-                       seconds: float) -> int:
-        if self._client is None:
-            self._client = httpx.AsyncClient(follow_redirects=False)
-        try:
-            response = await self._client.post(url, content=body, headers=dict(headers),
-                                               timeout=seconds)
-        except httpx.HTTPError as failed:
-            raise DeliveryFailed(f"{type(failed).__name__}: {failed}") from None
-        return response.status_code
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
 
 
 def _version() -> str:

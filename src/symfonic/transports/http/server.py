@@ -14,6 +14,9 @@ Webhooks: ``$SYMFONIC_WEBHOOK_URLS`` (comma-separated) and ``$SYMFONIC_WEBHOOK_S
 sender's deliveries are sent again), how often the outbox is read for other processes' pauses,
 and how long one attempt may take (less than the lease). A secret without URLs still starts the
 sender: it delivers A2A push notifications (which are refused without a secret to sign them).
+Deliveries and push configs reach public addresses only; ``$SYMFONIC_OUTBOUND_ALLOW``
+(comma-separated addresses or networks) allows others, a receiver on the company network or on
+this machine (:mod:`symfonic.transports.outbound`).
 
 Stopping (``SIGTERM``, or Ctrl+C) drains: the listening socket closes at once, new runs on
 connections still open are refused (503), the runs going and the requests in flight get the grace
@@ -50,6 +53,7 @@ from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, connection_limits, guarded_config
 from symfonic.transports.http.service import service_of_app
+from symfonic.transports.outbound import OutboundPolicy
 from symfonic.transports.telemetry import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.transports.webhooks import WebhookConfig
 
@@ -215,8 +219,10 @@ def webhook_config() -> WebhookConfig | None:
     secret alone gives a config without URLs: its sender delivers A2A push notifications only.
 
     Raises:
-        ValueError: URLs without a secret to sign the deliveries with, or a tuning variable that
-            is not a positive number of seconds.
+        ValueError: URLs without a secret to sign the deliveries with, a tuning variable that
+            is not a positive number of seconds, or ``$SYMFONIC_OUTBOUND_ALLOW`` naming what is
+            no address or network.
+        OutboundRefused: a URL names an address the outbound policy refuses.
     """
     urls = [u.strip() for u in os.environ.get(WEBHOOK_URLS_VARIABLE, "").split(",") if u.strip()]
     secret = os.environ.get(WEBHOOK_SECRET_VARIABLE, "")
@@ -235,7 +241,8 @@ def webhook_config() -> WebhookConfig | None:
                 tuning[field] = math.nan
             if not tuning[field] > 0 or math.isinf(tuning[field]):
                 raise ValueError(f"${variable} must be a positive number of seconds, not {text!r}")
-    return WebhookConfig(urls=urls, secret=secret, lease=tuning.get("lease", WebhookConfig.lease),
+    return WebhookConfig(urls=urls, secret=secret, outbound=OutboundPolicy.from_env(),
+                         lease=tuning.get("lease", WebhookConfig.lease),
                          poll_interval=tuning.get("poll_interval", WebhookConfig.poll_interval),
                          timeout=tuning.get("timeout", WebhookConfig.timeout))
 
