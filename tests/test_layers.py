@@ -19,9 +19,10 @@ LAYERS: dict[str, int] = {
     "symfonic.observability": 2,
     "symfonic.capabilities": 3,
     "symfonic.stores": 4,
-    "symfonic.agent": 5, "symfonic.platform": 5, "symfonic.workers": 5, "symfonic": 5,
-    "symfonic.transports": 6, "symfonic.testing": 6, "symfonic.examples": 6,
-    "symfonic.cli": 7,
+    "symfonic.agent": 5, "symfonic.platform": 5, "symfonic": 5,
+    "symfonic.workers": 6,
+    "symfonic.transports": 7, "symfonic.testing": 7, "symfonic.examples": 7,
+    "symfonic.cli": 8,
 }
 """The longest matching prefix decides a module's layer; ``symfonic`` alone is the public face."""
 
@@ -101,3 +102,110 @@ def test_ports_import_only_the_kernel_and_stores_import_no_capability() -> None:
     assert {t for t in imports_of_package("symfonic.services") if not t.startswith(allowed)} == set()
     assert {t for t in imports_of_package("symfonic.stores")
             if t.startswith(("symfonic.capabilities", "symfonic.platform", "symfonic.agent"))} == set()
+
+
+def module_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """module -> the modules of ``sources`` it imports, every import counted (lazy, guarded by
+    ``TYPE_CHECKING``, relative). ``from package import name`` is an arrow to the module
+    ``package.name`` when there is one, else to the package. That importing a module runs its
+    packages' ``__init__`` first is not an arrow: ``symfonic/__init__.py`` re-exports the public
+    names, so every module would be in a circle with it, and nothing would be learnt."""
+
+    def known(name: str) -> str | None:
+        while name and name not in sources:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, source in sources.items():
+        package = module if source.startswith("#package") else module.rpartition(".")[0]
+        targets: set[str | None] = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                targets |= {known(alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+                targets |= {f"{base}.{a.name}" if f"{base}.{a.name}" in sources else known(base)
+                            for a in node.names}
+        graph[module] = {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def source_modules() -> dict[str, str]:
+    sources: dict[str, str] = {}
+    for path in SOURCE.rglob("*.py"):
+        text = path.read_text()
+        sources[module_name(path)] = f"#package\n{text}" if path.name == "__init__.py" else text
+    return sources
+
+
+def test_no_module_of_src_imports_itself_through_others() -> None:
+    """A circle makes its modules one unit: none can be read, tested or moved without the rest,
+    and which half imports first decides what works. Direction is checked above; this checks
+    that inside one layer the arrows go one way too."""
+    assert circles(module_graph(source_modules())) == []
+
+
+def test_a_circle_is_caught_however_its_imports_are_written() -> None:
+    sources = {
+        "symfonic.agent": "def submit():\n    from symfonic.workers.runs import Handle\n",
+        "symfonic.workers": "#package\n",
+        "symfonic.workers.runs": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                  "    from . import engine\n"),
+        "symfonic.workers.engine": "from symfonic import agent\n",
+        "symfonic.kernel": "#package\nfrom symfonic.kernel import plan\n",
+        "symfonic.kernel.plan": "import symfonic.errors\n",
+        "symfonic.errors": "",
+    }
+    graph = module_graph(sources)
+    assert graph["symfonic.workers.runs"] == {"symfonic.workers.engine"}
+    assert graph["symfonic.kernel"] == {"symfonic.kernel.plan"}
+    assert circles(graph) == [["symfonic.agent", "symfonic.workers.engine",
+                               "symfonic.workers.runs"]]
+    del sources["symfonic.workers.engine"]
+    assert circles(module_graph(sources)) == []

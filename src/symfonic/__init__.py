@@ -7,7 +7,7 @@ imports no optional dependency (no database driver, web framework or model SDK):
 inside the adapter that needs them.
 """
 
-from symfonic.agent import Agent, AgentSpec, RunOutcome, SessionAwaitingAnswer
+from symfonic.agent import Agent, AgentSpec, SessionAwaitingAnswer
 from symfonic.capabilities.human import (
     ASK_USER,
     AnswerInvalid,
@@ -45,6 +45,7 @@ from symfonic.models.errors import (
     ProviderError,
 )
 from symfonic.models.scripted import ScriptExhausted
+from symfonic.outcome import RunOutcome
 from symfonic.platform.continuation import (
     AgentNotServed,
     ClaimLost,

@@ -16,28 +16,29 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from symfonic import observability
 from symfonic.errors import SymfonicError
 from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
-from symfonic.kernel.interrupts import PendingInterrupt
-from symfonic.kernel.messages import Message, Usage
+from symfonic.kernel.messages import Message
 from symfonic.kernel.model import Model, OutputSpec
 from symfonic.kernel.plan import Capability, Plan, Services, compile_plan
 from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import Tool, Toolset
-from symfonic.platform.continuation import ContinuationUnavailable
+from symfonic.outcome import RunOutcome, collect
+from symfonic.platform.background import SubmittedRun
 from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail
 
-if TYPE_CHECKING:
-    from symfonic.workers.runs import RunHandle
+__all__ = ["Agent", "AgentRuntime", "AgentSpec", "PreparedTurn", "RunOutcome", "SessionAwaitingAnswer",
+           "collect", "output_spec", "prepare_turn", "unanswered_calls"]
+"""``RunOutcome`` and ``collect`` live in :mod:`symfonic.outcome`; they are imported from here too."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,46 +117,6 @@ class AgentSpec:
         return [*self.tools, *(tool for listing in listings for tool in listing)]
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunOutcome:
-    """How a run ended. ``interrupt`` is set when ``status == "paused"``.
-
-    Attributes:
-        value: The answer parsed into the agent's ``output_type`` (None without one).
-        usage: Tokens the turn consumed, the rounds before its pauses included.
-    """
-
-    status: Literal["completed", "paused", "failed"]
-    run_id: str
-    session_id: str
-    output: str | None = None
-    value: Any = None
-    interrupt: PendingInterrupt | None = None
-    error: str | None = None
-    error_type: str | None = None
-    usage: Usage = field(default_factory=Usage)
-
-
-async def collect(events: AsyncIterator[RunEvent]) -> RunOutcome:
-    """Drain an event stream into its outcome."""
-    last: RunEvent | None = None
-    session_id = ""
-    async for event in events:
-        last = event
-        if event.kind == "run_started":
-            session_id = event.session_id
-    if isinstance(last, Completed):
-        return RunOutcome(status="completed", run_id=last.run_id, session_id=session_id,
-                          output=last.output, value=last.value, usage=last.usage)
-    if isinstance(last, Paused):
-        return RunOutcome(status="paused", run_id=last.run_id, session_id=session_id,
-                          interrupt=last.interrupt, usage=last.usage)
-    if isinstance(last, Failed):
-        return RunOutcome(status="failed", run_id=last.run_id, session_id=session_id,
-                          error=last.error, error_type=last.error_type, usage=last.usage)
-    raise RuntimeError("the run ended without a terminal event")
-
-
 class SessionAwaitingAnswer(SymfonicError, RuntimeError):
     """A new run was started on a session whose turn is paused; answer or revoke the pause."""
 
@@ -188,6 +149,14 @@ class AgentRuntime(Protocol):
         """Told of every terminal event once it is stored; must not block (see ``Host.on_pause``)."""
         ...
 
+    async def submit(self, agent: str, input: str | None, *, session_id: str) -> SubmittedRun:
+        """Queue a turn of ``agent`` as a background run (see :meth:`Agent.submit`).
+
+        Raises:
+            ContinuationUnavailable: this runtime runs no background turns.
+        """
+        ...
+
 
 Finalizer = Callable[[RunEvent, InvocationRunner], Awaitable[None]]
 logger = logging.getLogger("symfonic.agent")
@@ -217,7 +186,7 @@ class Agent:
         """
         return await collect(self.stream(input, session_id=session_id))
 
-    async def submit(self, input: str | None, *, session_id: str) -> RunHandle:
+    async def submit(self, input: str | None, *, session_id: str) -> SubmittedRun:
         """Queue the turn as a background run and return at once, with its handle
         (``.id``, ``.state()``, ``.result()``, ``.events()``, ``.cancel()``).
 
@@ -228,12 +197,7 @@ class Agent:
         Raises:
             ContinuationUnavailable: the agent's host runs no background turns.
         """
-        submit = getattr(self._runtime, "submit", None)
-        if submit is None:
-            raise ContinuationUnavailable("background runs need an agent of a host with workers: "
-                                          "Host.open(..., workers=N)")
-        handle: RunHandle = await submit(self.spec.name, input, session_id=session_id)
-        return handle
+        return await self._runtime.submit(self.spec.name, input, session_id=session_id)
 
     async def stream(self, input: str | Sequence[Message] | None, *, session_id: str,
                      run_id: str | None = None) -> AsyncIterator[RunEvent]:
@@ -260,7 +224,7 @@ class Agent:
         run_id = run_id or uuid.uuid4().hex
         request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,
                               thread_id=session_id, scope=self.scope)
-        turn = prepare_turn(self, request, tools=await self.spec.listed_tools())
+        turn = self.prepare(request, tools=await self.spec.listed_tools())
         async for event in turn.events(history, [*healing, *new_input], finalize=self._store_turn):
             yield event
 
@@ -286,6 +250,24 @@ class Agent:
             except StoreError as failed:
                 logger.warning("the failed turn's messages were not kept: %s", failed)
 
+    def prepare(self, request: TurnRequest, resumed_from: str | None = None, *,
+                tools: Sequence[Tool] | None = None) -> PreparedTurn:
+        """Compile the plan for the run ``request`` (``resumed_from``: the pause it resumes;
+        ``tools``: :meth:`AgentSpec.listed_tools`, needed when the agent has toolsets).
+
+        The plan is compiled per run, so capabilities bind to this run's facts and nothing
+        earlier. Not part of the public API: :meth:`run` and the host's continuation use it.
+
+        Raises:
+            Exception: whatever compiling the plan raises; nothing has run.
+        """
+        services = self._runtime.services(self.spec, request, resumed_from)
+        if tools is None and self.spec.toolsets:
+            raise ValueError("an agent with toolsets is prepared with its listed tools")
+        plan = compile_plan(self.spec.tools if tools is None else tools, self.spec.capabilities,
+                            request, services)
+        return PreparedTurn(self, request, plan, self._runtime.published)
+
     async def close(self) -> None:
         """Release what the agent holds (its toolsets' connections, which reopen when used
         again); the host owns shared stores and closes them itself."""
@@ -300,10 +282,12 @@ class PreparedTurn:
     a pause must stay answerable when its turn could never have run.
     """
 
-    def __init__(self, agent: Agent, request: TurnRequest, plan: Plan) -> None:
+    def __init__(self, agent: Agent, request: TurnRequest, plan: Plan,
+                 publish: Callable[[RunEvent], None]) -> None:
         self._agent = agent
         self._request = request
         self._plan = plan
+        self._publish = publish
 
     def events(self, history: Sequence[Message], new_input: Sequence[Message], *,
                finalize: Finalizer, resume: RoundResume | None = None,
@@ -318,27 +302,16 @@ class PreparedTurn:
         runner = InvocationRunner(model=model, plan=plan, request=request, history=history,
                                   new_input=new_input, resume=resume, max_rounds=spec.max_rounds,
                                   preamble=system, output=spec.output, timeout=spec.turn_timeout)
-        events = _finalized(runner, finalize, self._agent._runtime.published, progress)
+        events = _finalized(runner, finalize, self._publish, progress)
         return observability.traced_segment(exported, events, agent=spec.name, model=model,
                                             request=request, continues=request.continues_trace)
 
 
 def prepare_turn(agent: Agent, request: TurnRequest, resumed_from: str | None = None, *,
                  tools: Sequence[Tool] | None = None) -> PreparedTurn:
-    """Compile ``agent``'s plan for the run ``request`` (``resumed_from``: the pause it resumes;
-    ``tools``: :meth:`AgentSpec.listed_tools`, needed when the agent has toolsets).
-
-    The plan is compiled per run, so capabilities bind to this run's facts and nothing earlier.
-
-    Raises:
-        Exception: whatever compiling the plan raises; nothing has run.
-    """
-    services = agent._runtime.services(agent.spec, request, resumed_from)
-    if tools is None and agent.spec.toolsets:
-        raise ValueError("an agent with toolsets is prepared with its listed tools")
-    plan = compile_plan(agent.spec.tools if tools is None else tools, agent.spec.capabilities,
-                        request, services)
-    return PreparedTurn(agent, request, plan)
+    """``agent.prepare(request, resumed_from, tools=tools)``: how the continuation prepares the
+    round it resumes."""
+    return agent.prepare(request, resumed_from, tools=tools)
 
 
 async def _finalized(runner: InvocationRunner, finalize: Finalizer,

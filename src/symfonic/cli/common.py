@@ -17,9 +17,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from symfonic.agent import RunOutcome
 from symfonic.cli.exits import EPILOG, Exit, fail, plainly
 from symfonic.cli.loading import load_host
+from symfonic.outcome import RunOutcome
 from symfonic.platform.continuation import AnswerInvalid
 from symfonic.platform.host import Host
 

@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from symfonic.agent import RunOutcome
 from symfonic.cli.common import (
     AppOption,
     TenantOption,
@@ -25,6 +24,7 @@ from symfonic.cli.common import (
 )
 from symfonic.cli.exits import EPILOG
 from symfonic.cli.turns import scope_of
+from symfonic.outcome import RunOutcome
 from symfonic.platform.host import Host
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.services.ledger import Listing

@@ -18,7 +18,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from symfonic.agent import RunOutcome
 from symfonic.cli.common import (
     AppOption,
     TenantOption,
@@ -35,6 +34,7 @@ from symfonic.cli.common import (
 from symfonic.cli.exits import EPILOG, Exit, explain, fail
 from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.scope import Scope
+from symfonic.outcome import RunOutcome
 from symfonic.platform.continuation import AnswerInvalid
 from symfonic.platform.host import Host
 

@@ -21,12 +21,10 @@ import asyncio
 import contextlib
 import logging
 import os
-import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Any
 
 from symfonic.errors import SymfonicError
-from symfonic.observability.otel import active, api, instruments, is_default
+from symfonic.observability.otel import WATCHED, active, api, instruments, is_default, observe_outstanding
 
 __all__ = ["OutstandingPauses", "answered", "issued", "observe_outstanding", "refusals", "resumed"]
 logger = logging.getLogger("symfonic.observability")
@@ -89,7 +87,7 @@ class OutstandingPauses:
         if loaded is None or is_default(loaded.metrics.get_meter_provider()):
             return  # no SDK reads the gauge
         instruments(loaded)  # the gauge is made with the other instruments
-        _WATCHED.add(self)
+        WATCHED.add(self)
         await self.refresh()
         self._task = asyncio.create_task(self._refreshing(), name="symfonic-outstanding-pauses")
 
@@ -102,7 +100,7 @@ class OutstandingPauses:
         self.counts = {**dict.fromkeys(self.counts, 0), **fresh}
 
     async def close(self) -> None:
-        _WATCHED.discard(self)
+        WATCHED.discard(self)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -113,17 +111,4 @@ class OutstandingPauses:
             await asyncio.sleep(self._interval)
             await self.refresh()
 
-
-_WATCHED: weakref.WeakSet[OutstandingPauses] = weakref.WeakSet()
-
-
-def observe_outstanding(_options: Any) -> Iterator[Any]:
-    """The gauge's callback (run by the SDK's reader, on its thread): the hosts' last readings."""
-    loaded = api()
-    if loaded is None:
-        return
-    for watched in list(_WATCHED):
-        for (tenant, agent), count in list(watched.counts.items()):
-            yield loaded.metrics.Observation(count, {"symfonic.tenant": tenant,
-                                                     "gen_ai.agent.name": agent})
 

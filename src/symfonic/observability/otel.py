@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import weakref
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = ["API", "CONTENT_VARIABLE", "active", "api", "capture_content", "instruments", "is_default"]
 
@@ -111,10 +113,27 @@ class Instruments:
 _INSTRUMENTS: dict[int, Instruments] = {}
 
 
-def _observe_outstanding(options: Any) -> Any:
-    from symfonic.observability.measures import observe_outstanding
+class Outstanding(Protocol):
+    """What the outstanding-pauses gauge reads: the last counts of one host's pauses."""
 
-    return observe_outstanding(options)
+    @property
+    def counts(self) -> Mapping[tuple[str, str], int]: ...
+
+
+WATCHED: weakref.WeakSet[Outstanding] = weakref.WeakSet()
+"""The hosts' readings the gauge reports (``measures.OutstandingPauses`` add themselves): kept
+here, with the gauge, so that the gauge needs nothing of the modules that measure."""
+
+
+def observe_outstanding(_options: Any) -> Iterator[Any]:
+    """The gauge's callback (run by the SDK's reader, on its thread): the hosts' last readings."""
+    loaded = api()
+    if loaded is None:
+        return
+    for watched in list(WATCHED):
+        for (tenant, agent), count in list(watched.counts.items()):
+            yield loaded.metrics.Observation(count, {"symfonic.tenant": tenant,
+                                                     "gen_ai.agent.name": agent})
 
 
 def instruments(loaded: API) -> Instruments:
@@ -145,7 +164,7 @@ def instruments(loaded: API) -> Instruments:
             pauses_issued=meter.create_counter(
                 "symfonic.pause.issued", unit="{pause}", description="Pauses stored."),
             outstanding=meter.create_observable_gauge(
-                "symfonic.pauses.outstanding", callbacks=[_observe_outstanding], unit="{pause}",
+                "symfonic.pauses.outstanding", callbacks=[observe_outstanding], unit="{pause}",
                 description="Pauses waiting for a person, per tenant and agent."),
         )
         _INSTRUMENTS.clear()  # one provider at a time: a replaced one is not used again

@@ -17,14 +17,14 @@ for its host, since configuring webhooks and announcing nothing would be a silen
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
-from symfonic.agent import Agent, AgentSpec, RunOutcome
+from symfonic.agent import Agent, AgentSpec
 from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.capabilities.human.tokens import TokenKeys
@@ -35,6 +35,8 @@ from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.observability.measures import OutstandingPauses
+from symfonic.outcome import RunOutcome
+from symfonic.platform.background import WORKERS_MODULE, BackgroundRuns, SubmittedRun, WorkerOptions
 from symfonic.platform.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable
 from symfonic.platform.conversations import conversation_upto
@@ -45,10 +47,6 @@ from symfonic.services.conversation import StoreError
 from symfonic.services.ledger import SWEEP_BATCH, Listing, PauseRecord, sweep
 from symfonic.services.outbox import Outbox
 from symfonic.stores.opening import Store, open_store, resolve_url
-
-if TYPE_CHECKING:
-    from symfonic.workers.options import WorkerOptions
-    from symfonic.workers.runs import RunHandle, Workers
 
 SECRET_VARIABLE = "SYMFONIC_SECRET"
 AGENT_CACHE_SIZE = 1024
@@ -70,7 +68,7 @@ class Host:
             raise ValueError(f"two agents share a name: {names}")
         self.url = None if store is not None else resolve_url(url)
         self._store = store
-        self._workers: Workers | None = None
+        self._workers: BackgroundRuns | None = None
         self._outstanding: OutstandingPauses | None = None
         self._specs = {spec.name: spec for spec in agents}
         self._keys = keys
@@ -134,16 +132,24 @@ class Host:
         workers=...)`` does; ``symfonic worker`` and ``serve`` use it on an app's host).
 
         Its agents' model and tool calls become steps when they run in a background segment
-        (:mod:`symfonic.workers.steps`); elsewhere they run as before. DBOS is imported here.
+        (:mod:`symfonic.workers.steps`); elsewhere they run as before. DBOS is imported here, by
+        the workers' module name (see :mod:`symfonic.platform.background` for why by name).
         """
-        from symfonic.workers.options import WorkerOptions
-        from symfonic.workers.runs import Workers
-        from symfonic.workers.steps import durable_spec
+        options = WorkerOptions.of(workers)  # refused before DBOS is imported
+        importlib.import_module(WORKERS_MODULE).Workers.attach(self, options)
 
+    def attach_workers(self, workers: BackgroundRuns,
+                       durable: Callable[[AgentSpec], AgentSpec]) -> None:
+        """Run background turns on ``workers`` (how ``Workers.attach`` attaches itself), each
+        agent's spec made ``durable`` for them.
+
+        Raises:
+            RuntimeError: the host has started its workers or served an agent already.
+        """
         if self._agents or (self._workers is not None and self._workers.started):
             raise RuntimeError("enable workers before the host starts or serves an agent")
-        self._workers = Workers(self, WorkerOptions.of(workers))
-        self._specs = {name: durable_spec(spec) for name, spec in self._specs.items()}
+        self._workers = workers
+        self._specs = {name: durable(spec) for name, spec in self._specs.items()}
 
     def workers_also_run(self, queue: str) -> bool:
         """Have this host's workers run ``queue``'s workflows too (a server's webhook deliveries);
@@ -160,7 +166,7 @@ class Host:
         return None if self._workers is None else self._workers.options
 
     @property
-    def workers(self) -> Workers:
+    def workers(self) -> BackgroundRuns:
         """The host's background runs (``Host.open(..., workers=...)``), started with the host.
 
         Raises:
@@ -226,7 +232,7 @@ class Host:
         key = (name, scope)
         agent = self._agents.pop(key, None)
         if agent is None:
-            agent = Agent(spec, scope=scope, runtime=_HostRuntime(self, scope))
+            agent = Agent(spec, scope=scope, runtime=_HostRuntime(self, scope, self._publish))
             if len(self._agents) >= AGENT_CACHE_SIZE:  # bounded: tenants come and go
                 self._agents.pop(next(iter(self._agents)))
         self._agents[key] = agent  # most recently used last
@@ -362,9 +368,11 @@ class Host:
 class _HostRuntime:
     """An agent's view of its host: durable transcripts, and a pause binding per run."""
 
-    def __init__(self, host: Host, scope: Scope) -> None:
+    def __init__(self, host: Host, scope: Scope,
+                 publish: Callable[[RunEvent, Scope], None]) -> None:
         self._host = host
         self._scope = scope
+        self._publish = publish
 
     @property
     def transcripts(self) -> CachedTranscripts:
@@ -389,7 +397,7 @@ class _HostRuntime:
             new_checkpoint_id=store.new_checkpoint_id, clock=self._host.now,
             resumed_from=resumed_from, notify=self._host.notifications))
 
-    async def submit(self, agent: str, input: str | None, *, session_id: str) -> RunHandle:
+    async def submit(self, agent: str, input: str | None, *, session_id: str) -> SubmittedRun:
         return await self._host.workers.submit(agent, self._scope, input, session_id=session_id)
 
     async def session_paused(self, scope: Scope, session_id: str) -> bool:
@@ -397,4 +405,4 @@ class _HostRuntime:
         return await store.session_paused(scope, session_id, self._host.now())
 
     def published(self, terminal: RunEvent) -> None:
-        self._host._publish(terminal, self._scope)
+        self._publish(terminal, self._scope)

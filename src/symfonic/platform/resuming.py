@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from symfonic.agent import Agent, RunOutcome, collect, prepare_turn
+from symfonic.agent import Agent, prepare_turn
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
 from symfonic.capabilities.human.tool_input import stored_spec
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
@@ -33,6 +33,7 @@ from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import Tool
 from symfonic.observability import measures
+from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.claimed import DEFAULT_LEASE, ClaimedStream, ClaimedTurn
 from symfonic.platform.continuation import (
     ContinuationUnavailable,

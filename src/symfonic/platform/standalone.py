@@ -13,6 +13,8 @@ from symfonic.kernel.events import RunEvent
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
+from symfonic.platform.background import SubmittedRun
+from symfonic.platform.continuation import ContinuationUnavailable
 from symfonic.stores.memory import MemoryStore
 
 
@@ -42,3 +44,12 @@ class MemoryRuntime:
 
     def published(self, terminal: RunEvent) -> None:
         """An agent alone has nobody to tell."""
+
+    async def submit(self, agent: str, input: str | None, *, session_id: str) -> SubmittedRun:
+        """Refused: background runs need a host with workers.
+
+        Raises:
+            ContinuationUnavailable: always.
+        """
+        raise ContinuationUnavailable("background runs need an agent of a host with workers: "
+                                      "Host.open(..., workers=N)")

@@ -7,7 +7,8 @@ long the conversation is, and turns a lost race between two writers of one sessi
 
 The issuance ledger (:mod:`symfonic.services.ledger`) is the other port; the adapters in
 ``symfonic.stores`` implement them all over one database so that a pause commits once. Their
-errors are drawn with every other in :mod:`symfonic.errors`.
+errors live in :mod:`symfonic.services.store_errors` (imported here too, where they have always
+been imported from) and are drawn with every other in :mod:`symfonic.errors`.
 """
 
 from __future__ import annotations
@@ -16,36 +17,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from symfonic.errors import SymfonicError
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
+from symfonic.services.store_errors import (
+    StoredFormatError,
+    StoreError,
+    StoreUnavailable,
+    TranscriptConflict,
+)
 
 if TYPE_CHECKING:
     from symfonic.services.turn_state import TurnState
 
-
-class StoreError(SymfonicError, RuntimeError):
-    """A store failed; the driver's own exception is chained as ``__cause__``."""
-
-
-class TranscriptConflict(StoreError):
-    """A transcript append found the session's position taken by another writer."""
-
-
-class StoreUnavailable(StoreError):
-    """The store could not be reached within its timeout (a database down, a network cut).
-
-    Bounded on purpose: a caller learns within seconds, not after a TCP timeout, and the host
-    reports it as ``ContinuationUnavailable``, which an HTTP service answers with 503.
-    """
-
-
-class StoredFormatError(StoreError):
-    """Stored data this code cannot read: written by a newer symfonic, or damaged.
-
-    Refused rather than guessed at: a row misread by older code could resume the wrong call or
-    show a person the wrong question. Upgrade symfonic (or restore the data) and try again.
-    """
+__all__ = ["CheckpointService", "SessionService", "StoreError", "StoreUnavailable",
+           "StoredFormatError", "TranscriptConflict", "TranscriptService", "TranscriptTail"]
 
 
 @dataclass(frozen=True, kw_only=True)

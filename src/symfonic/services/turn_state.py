@@ -28,7 +28,7 @@ from typing import Any
 from symfonic.kernel.messages import ToolCall, Usage
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall, ContinuedCall, Resolution
-from symfonic.services.conversation import StoredFormatError
+from symfonic.services.store_errors import StoredFormatError
 
 FORMAT_VERSION = 4
 

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS, DBOSConfig
 
-from symfonic.agent import RunOutcome, collect
 from symfonic.errors import SymfonicError
 from symfonic.kernel.events import RunEvent
 from symfonic.kernel.scope import Scope
+from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.claimed import ClaimedStream
 from symfonic.platform.continuation import RecoveryRefused
 from symfonic.stores.opening import pool_options

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from symfonic.agent import RunOutcome
 from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.messages import Usage
 from symfonic.kernel.scope import Scope
+from symfonic.outcome import RunOutcome
 from symfonic.platform.tickets import claims_of
 from symfonic.services.ledger import Listing, PageAfter, PauseRecord
 

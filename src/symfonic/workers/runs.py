@@ -19,7 +19,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from dbos import (
     DBOS,
@@ -31,13 +31,15 @@ from dbos import (
 )
 from dbos._error import DBOSStreamTimeoutError
 
-from symfonic.agent import RunOutcome
 from symfonic.kernel.events import RunEvent
 from symfonic.kernel.scope import Scope
+from symfonic.outcome import RunOutcome
+from symfonic.platform.background import RunState, RunStatus
 from symfonic.platform.continuation import PauseAlreadyResumed
 from symfonic.workers import engine
 from symfonic.workers.liveness import Liveness
 from symfonic.workers.options import WorkerOptions
+from symfonic.workers.steps import durable_spec
 
 if TYPE_CHECKING:
     from symfonic.platform.host import Host
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RunHandle", "RunState", "RunStatus", "Workers"]
 
-RunStatus = Literal["queued", "running", "paused", "completed", "failed", "cancelled"]
 TENANT, AGENT = "symfonic.tenant", "symfonic.agent"
 Segment = Callable[..., Coroutine[Any, Any, RunOutcome]]
 """A segment's workflow function (:mod:`.engine`)."""
@@ -54,26 +55,11 @@ _STATES: dict[str, RunStatus] = {"ENQUEUED": "queued", "DELAYED": "queued", "PEN
                                  "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed"}
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunState:
-    """Where a background run stands.
-
-    Attributes:
-        outcome: Once it ended: how (its ``interrupt`` holds the pause token when paused).
-        error: Why it failed when it has no outcome (the workflow itself raised).
-    """
-
-    id: str
-    agent: str
-    status: RunStatus
-    outcome: RunOutcome | None = None
-    error: str | None = None
-
-
 class Workers:
     """A host's background runs: DBOS started with the host, stopped with it."""
 
     def __init__(self, host: Host, options: WorkerOptions) -> None:
+        """Workers for ``host``, not attached yet: :meth:`attach` is how a host gets them."""
         self._host = host
         self.options = options
         self.executor_id = options.executor_id or engine.default_executor_id()
@@ -83,6 +69,18 @@ class Workers:
         """Queues other than the agents' that this process runs workflows of (set before
         :meth:`start`): a process that runs any holds a liveness lock, so that no live one's
         workflows are taken for a dead one's."""
+
+    @classmethod
+    def attach(cls, host: Host, options: WorkerOptions) -> Workers:
+        """Give ``host`` background runs: its agents' models and tools become recorded steps
+        (:func:`~symfonic.workers.steps.durable_spec`), and DBOS starts with it.
+
+        Raises:
+            RuntimeError: the host has started or served an agent already.
+        """
+        workers = cls(host, options)
+        host.attach_workers(workers, durable=durable_spec)
+        return workers
 
     async def start(self) -> None:
         await engine.launch(self._host, self.options, self.executor_id, self.also_listen)

@@ -36,10 +36,10 @@ from typing import Any
 
 from dbos._serialization import Serializer
 
-from symfonic.agent import RunOutcome
 from symfonic.kernel import events
 from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.messages import Message, ModelReply, ProviderItems, ToolCall, Usage
+from symfonic.outcome import RunOutcome
 from symfonic.services.conversation import StoredFormatError
 
 __all__ = ["FORMAT", "NAME", "JsonSerializer"]

@@ -37,8 +37,8 @@ from fastapi import APIRouter, Request
 from fastapi import Path as PathParam
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from symfonic.agent import collect
 from symfonic.kernel.messages import Message
+from symfonic.outcome import collect
 from symfonic.platform.continuation import (
     AnswerInvalid,
     PauseAlreadyResumed,

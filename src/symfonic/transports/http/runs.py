@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi import Path as PathParam
 from starlette.responses import StreamingResponse
 
+from symfonic.platform.background import RunState, SubmittedRun
 from symfonic.transports.http import sse
 from symfonic.transports.http.auth import ApiKey
 from symfonic.transports.http.errors import Refusal
@@ -40,9 +41,6 @@ from symfonic.transports.http.schemas import (
 from symfonic.transports.http.service import Service, permitted, service_of
 from symfonic.transports.http.strict_json import StrictJSONRoute
 
-if TYPE_CHECKING:
-    from symfonic.workers.runs import RunHandle, RunState
-
 router = APIRouter(route_class=StrictJSONRoute)
 RunId = Annotated[str, PathParam(description="The run id a background start, resume or recovery "
                                  "gave.")]
@@ -56,7 +54,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-async def _handle(request: Request, run_id: str, key: ApiKey) -> tuple[Service, RunHandle]:
+async def _handle(request: Request, run_id: str, key: ApiKey) -> tuple[Service, SubmittedRun]:
     service = service_of(request)
     handle = None
     if service.host.worker_options is not None:  # without workers, no run can exist

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from symfonic.agent import RunOutcome
 from symfonic.kernel.events import RunEvent
 from symfonic.kernel.interrupts import InterruptKind, PendingInterrupt
+from symfonic.outcome import RunOutcome
 from symfonic.platform.tickets import LedgerTicket
 
 SESSION_PATTERN = r"^[^\x00-\x1f\x7f]{1,200}$"

@@ -23,7 +23,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import JSONResponse, Response
 
-from symfonic.agent import collect
+from symfonic.outcome import collect
 from symfonic.platform.continuation import ContinuationUnavailable, PauseExpired
 from symfonic.platform.host import Host
 from symfonic.transports.http.auth import ApiKey, ApiKeys, Permission

@@ -48,7 +48,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from symfonic import PauseExpired, RunOutcome, SymfonicError, UnknownPauseToken
-from symfonic.agent import collect
+from symfonic.outcome import collect
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.http.auth import ApiKey, Permission
 from symfonic.transports.http.service import Service
