@@ -58,6 +58,7 @@ outside it.
     ├── DeliveryFailed                        (HTTP) one webhook delivery attempt failed
     ├── NotStrictJSON(ValueError)             (HTTP) a body holds NaN, infinity or a repeated key
     ├── OutboundRefused(ValueError)           (HTTP) a webhook or push URL may not be reached
+    ├── SurfaceUnavailable(ImportError)       (HTTP) a protocol asked to be served lacks its extra
     ├── MCPToolError                          (mcp) an MCP tool failed; the model reads why
     ├── MCPConnectionError                    (mcp) an MCP server could not be reached
     └── TelemetryExtraMissing(ImportError)    (serve) OTEL_* asks for an export; no [otel] extra

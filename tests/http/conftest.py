@@ -45,7 +45,7 @@ def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[
 
     def start(*, agents: Sequence[AgentSpec] | None = None, webhooks: WebhookConfig | None = None,
               database: Path | None = None, max_body: int = 64 * 1024,
-              workers: int | None = None) -> LiveServer:
+              workers: int | None = None, mounts: Sequence[str] | None = None) -> LiveServer:
         sock = loopback_socket()
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         host = Host.open(f"sqlite:///{database or tmp_path / 'symfonic.db'}",
@@ -54,7 +54,8 @@ def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[
         keys = ApiKeys()
         secrets = {"acme": keys.issue("acme"), "globex": keys.issue("globex"),
                    "acme-reader": keys.issue("acme", permissions=["pauses:read"])}
-        app = create_app(host, keys, webhooks, public_url=url, max_body=max_body, grace=5)
+        app = create_app(host, keys, webhooks, public_url=url, max_body=max_body, grace=5,
+                         mounts=mounts)
         served = Served(app, sock)
         running.append(served)
         return LiveServer(served=served, host=host, keys=keys, clock=clock, secrets=secrets)

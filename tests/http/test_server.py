@@ -70,3 +70,19 @@ async def test_each_start_replaces_the_development_key(
     async with httpx.AsyncClient(base_url=second.url) as client:
         assert (await client.get("/v1/pauses", headers=first.auth())).status_code == 401
         assert (await client.get("/v1/pauses", headers=second.auth())).status_code == 200
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ((), {"MCP:", "A2A:"}), (("--mount", "a2a"), {"A2A:"}), (("--mount", "mcp"), {"MCP:"})])
+async def test_the_banner_names_each_surface_served_and_only_those(
+        workdir: Path, arguments: tuple[str, ...], named: set[str]) -> None:
+    serving = await spawn([SYMFONIC, "serve", "--port", str(free_port()), *arguments], workdir,
+                          dict(os.environ))
+    try:
+        shown = {label for label in ("MCP:", "A2A:") if f"  {label}" in serving.banner}
+        assert shown == named
+        async with httpx.AsyncClient(base_url=serving.url, timeout=20) as client:
+            card = await client.get("/a2a/support/.well-known/agent-card.json")
+        assert (card.status_code == 200) == ("A2A:" in named)
+    finally:
+        await serving.stop()

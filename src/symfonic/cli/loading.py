@@ -202,5 +202,5 @@ async def load_host(flag: str | None, url: str | None) -> Host:
              f"own store ({host.url or 'a store object'}); drop --url, or let the app call "
              "Host.open() without a URL so that --url and $SYMFONIC_DATABASE_URL choose")
     if os.environ.get(WEBHOOKS_VARIABLE, "").strip():
-        host.notifications = True
+        host.enable_notifications()
     return host

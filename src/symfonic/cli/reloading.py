@@ -53,13 +53,14 @@ async def _service() -> Any:
     from symfonic.cli.serving import WORKERS_VARIABLE, with_workers
     from symfonic.transports.http import ApiKeys, create_app
     from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE
+    from symfonic.transports.http.mounts import mounts_from_env
     from symfonic.transports.http.server import shutdown_grace, webhook_config
 
     host = await load_host(None, None)
     workers = os.environ.get(WORKERS_VARIABLE)
     with_workers(host, int(workers) if workers else None)
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
-    return create_app(host, keys, webhook_config(), grace=shutdown_grace())
+    return create_app(host, keys, webhook_config(), grace=shutdown_grace(), mounts=mounts_from_env())
 
 
 def reloaded_app() -> Any:

@@ -25,6 +25,12 @@ Connections (:mod:`symfonic.transports.http.connections`): ``--head-timeout``, `
 ``--max-connections`` and ``--keep-alive`` (or their ``$SYMFONIC_*`` variables) bound how long a
 client may take to send a request, how long an idle one stays, and how many are served at once;
 a reloading server passes them to its workers through those variables.
+
+Surfaces (:mod:`symfonic.transports.http.mounts`): ``--mount a2a``, ``--mount mcp`` choose the
+protocols served beside the API (each named in the banner); without ``--mount``, every one whose
+extra is installed. A name that is no surface, or one whose extra is missing, is refused before
+the port, the app or the store are touched; a reloading server passes its choice to its workers
+as ``$SYMFONIC_MOUNTS``.
 """
 
 from __future__ import annotations
@@ -97,12 +103,16 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
                    "(default: $SYMFONIC_MAX_CONNECTIONS, else 1000).")] = None,
           keep_alive: Annotated[int | None, typer.Option(
               help="Seconds an idle kept-alive connection stays open "
-                   "(default: $SYMFONIC_KEEP_ALIVE, else 5).")] = None) -> None:
+                   "(default: $SYMFONIC_KEEP_ALIVE, else 5).")] = None,
+          mount: Annotated[list[str] | None, typer.Option(
+              "--mount", help="A protocol to serve beside the HTTP API: a2a or mcp; repeat it for "
+                              "both (default: every one whose extra is installed).")] = None) -> None:
     """Serve the HTTP API and the inbox page.
 
     Needs the http extra: pip install 'symfonic-runtime[http]'."""
     try:
         from symfonic.transports.http.connections import connection_limits
+        from symfonic.transports.http.mounts import chosen_mounts
         from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
     except ImportError as missing:
         fail(Exit.CONFIGURATION, f"serve needs the HTTP extra ({missing}): {HTTP_EXTRA}")
@@ -111,6 +121,10 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
         if parts.scheme not in ("http", "https") or not parts.netloc:
             fail(Exit.CONFIGURATION, f"--public-url {public_url!r} is not an http(s) URL: pass "
                  "e.g. https://agents.example.com")
+    try:
+        mounts = chosen_mounts(mount)  # before the port, the app or the store: it needs none
+    except (ValueError, ImportError) as wrong:
+        fail(Exit.CONFIGURATION, str(wrong))
     ensure_free(host, port)
     with plainly():
         served = asyncio.run(_checked_host(app_target, url))
@@ -125,11 +139,11 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     telemetry = telemetry_from_environment(install=not reload)
     if reload:
         _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers,
-                         log_format=log_format.value, limits=limits)
+                         log_format=log_format.value, limits=limits, mounts=mounts)
     else:
         run_server(served, host=host, port=port, grace=grace, public_url=public_url,
                    log_format="json" if log_format is LogFormat.JSON else "text", telemetry=telemetry,
-                   limits=limits)
+                   limits=limits, mounts=mounts)
 
 
 def telemetry_from_environment(*, install: bool) -> Telemetry | None:
@@ -204,10 +218,12 @@ def ensure_free(host: str, port: int) -> None:
 
 
 def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, grace: float,
-                     workers: int | None, log_format: str, limits: ConnectionLimits) -> None:
+                     workers: int | None, log_format: str, limits: ConnectionLimits,
+                     mounts: tuple[str, ...]) -> None:
     import uvicorn
 
     from symfonic.transports.http.connections import VARIABLES
+    from symfonic.transports.http.mounts import MOUNTS_VARIABLE
     from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL, protocol_banner
     from symfonic.transports.telemetry import LOG_FORMAT_VARIABLE, configure_logging, logging_config
 
@@ -221,6 +237,7 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     if workers is not None:
         os.environ[WORKERS_VARIABLE] = str(workers)
     os.environ[LOG_FORMAT_VARIABLE] = log_format  # the workers' own records (and warnings)
+    os.environ[MOUNTS_VARIABLE] = ",".join(mounts)  # what this process chose and checked
     for field, variable in VARIABLES.items():  # the workers' protocol reads its limits there
         os.environ[variable] = str(getattr(limits, field))
     log_config = logging_config(configure_logging(log_format))
@@ -229,7 +246,7 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     print(f"symfonic: serving {', '.join(sorted(served.specs))} on {served.url}, reloading on changes")
     print(f"  inbox:    {public_url}/inbox#key={key}")
     print(f"  API docs: {public_url}/docs")
-    for line in protocol_banner(public_url, served.specs):
+    for line in protocol_banner(public_url, served.specs, mounts):
         print(line)
     print(f"  API key:  {key}")
     print(f"            (tenant {DEMO_TENANT!r}; a development key, revoked when the server stops)")

@@ -87,6 +87,13 @@ class Host:
         if workers is not None:  # DBOS is imported only for a host with workers
             self.enable_workers(workers)
 
+    def enable_notifications(self) -> None:
+        """Have every pause of this host write a notification to the outbox, in the pause's own
+        transaction, for a sender to deliver (what ``notifications=True`` asks at ``open``;
+        ``create_app`` with webhook URLs and the CLI with ``$SYMFONIC_WEBHOOK_URLS`` call it).
+        Runs read it as they pause, so it applies from the next pause on."""
+        self.notifications = True
+
     @classmethod
     def open(cls, url: str | None = None, *, agents: Sequence[AgentSpec],
              secret: str | None = None, previous_secrets: Iterable[str] = (),

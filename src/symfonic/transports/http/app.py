@@ -11,8 +11,7 @@ and the runs of requests still in flight are covered by it too.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -26,6 +25,7 @@ from symfonic.transports.delivering import DocumentBuilder
 from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages, runs
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
+from symfonic.transports.http.mounts import chosen_mounts
 from symfonic.transports.http.posting import HttpxPoster
 from symfonic.transports.http.schemas import Ticket, resume_url
 from symfonic.transports.http.service import Service
@@ -41,7 +41,8 @@ reads as the binding's invalid params, ``answer_invalid``, rather than a bare pa
 
 def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = None, *,
                public_url: str | None = None, max_body: int = DEFAULT_MAX_BODY,
-               manage_host: bool = True, grace: float = 30.0) -> FastAPI:
+               manage_host: bool = True, grace: float = 30.0,
+               mounts: Iterable[str] | None = None) -> FastAPI:
     """The service over ``host``, for the tenants ``api_keys`` map to.
 
     Args:
@@ -60,15 +61,23 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         grace: Seconds a shutdown gives the runs still going before cancelling them; new runs
             are refused (503) from the moment the shutdown starts.
 
-    With the ``[a2a]`` extra installed, every agent is also served over A2A at ``/a2a/{agent}``
-    (:func:`symfonic.transports.a2a.mount_a2a`), with the same keys; without it, nothing of A2A
-    is imported. Likewise with the ``[mcp]`` extra, every agent is an MCP tool at ``/mcp``
-    (:func:`symfonic.transports.mcp.mount_mcp`).
+        mounts: The protocols served beside the API: ``"a2a"`` (every agent at
+            ``/a2a/{agent}``, :func:`symfonic.transports.a2a.mount_a2a`) and ``"mcp"`` (every
+            agent an MCP tool at ``/mcp``, :func:`symfonic.transports.mcp.mount_mcp`), with the
+            same keys; ``[]`` serves neither. None: each whose extra is installed. Nothing of a
+            surface not served is imported.
+
+    Raises:
+        ValueError: ``mounts`` names something that is no surface.
+        SurfaceUnavailable: ``mounts`` asks for a surface whose extra is not installed.
     """
-    service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace)
+    chosen = chosen_mounts(mounts)
+    service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace,
+                      mounts=chosen)
     poster = HttpxPoster(webhooks.outbound) if webhooks is not None else None
     if webhooks is not None and poster is not None:
-        host.notifications = host.notifications or bool(webhooks.urls)
+        if webhooks.urls:
+            host.enable_notifications()
         service.webhooks = _sender_class(host)(webhooks, outbox=host.outbox, post=poster,
                                                document=_announcement(service), clock=host.now)
         host.on_pause(service.webhooks.wake)  # an A2A task's pause may be announced too
@@ -125,13 +134,13 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     docs_ui.install(app)
     app.mount(pages.STATIC, StaticFiles(packages=[("symfonic.transports.http", "static")]),
               name="inbox-static")
-    if importlib.util.find_spec("a2a") is not None:
+    if "a2a" in chosen:
         # After the lifespan is set: the mount wraps it, so A2A turns drain before the host closes.
         from symfonic.transports.a2a import mount_a2a
 
         mount_a2a(app, host, api_keys, public_url=public_url, grace=grace,
                   sender=service.webhooks)
-    if importlib.util.find_spec("mcp") is not None:
+    if "mcp" in chosen:
         from symfonic.transports.mcp import mount_mcp
 
         mount_mcp(app, service)  # after the lifespan is set too: MCP's manager runs inside it

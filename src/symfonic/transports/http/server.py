@@ -36,13 +36,12 @@ request, and the SDK's buffers are exported once the server has stopped.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import signal
 import socket
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +51,7 @@ from symfonic.platform.host import Host
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, connection_limits, guarded_config
+from symfonic.transports.http.mounts import chosen_mounts
 from symfonic.transports.http.service import service_of_app
 from symfonic.transports.outbound import OutboundPolicy
 from symfonic.transports.telemetry import LogFormat, Telemetry, configure_logging, logging_config
@@ -95,7 +95,8 @@ class DrainingServer(uvicorn.Server):
 
 def run_server(app_host: Host, *, host: str, port: int, grace: float | None = None,
                public_url: str | None = None, log_format: LogFormat | None = None,
-               telemetry: Telemetry | None = None, limits: ConnectionLimits | None = None) -> None:
+               telemetry: Telemetry | None = None, limits: ConnectionLimits | None = None,
+               mounts: Iterable[str] | None = None) -> None:
     """Serve ``app_host``'s agents until stopped, after printing the inbox URL and a key.
 
     The caller composes the host (the CLI uses the example support agent unless told otherwise);
@@ -115,33 +116,38 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
         limits: How long a client may take to send a request or stay idle, and how many may be
             connected (else from the environment, see
             :func:`~symfonic.transports.http.connections.connection_limits`).
+        mounts: The protocols served beside the API (see ``create_app``); None: every one whose
+            extra is installed. The banner names each one served.
 
     Raises:
-        ValueError: the webhook, grace, log format or connection limits configuration is wrong.
+        ValueError: the webhook, grace, log format, connection limits or mounts configuration
+            is wrong.
+        SurfaceUnavailable: a surface asked for in ``mounts`` lacks its extra.
     """
     try:
         _serve(app_host, host=host, port=port, grace=grace, public_url=public_url,
                log_format=configure_logging(log_format), telemetry=telemetry,
-               limits=limits or connection_limits())
+               limits=limits or connection_limits(), mounts=chosen_mounts(mounts))
     finally:
         if telemetry is not None:
             telemetry.shutdown()
 
 
 def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_url: str | None,
-           log_format: LogFormat, telemetry: Telemetry | None, limits: ConnectionLimits) -> None:
+           log_format: LogFormat, telemetry: Telemetry | None, limits: ConnectionLimits,
+           mounts: tuple[str, ...]) -> None:
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
     public_url = (public_url or "").rstrip("/") or f"http://{_reachable(host)}:{port}"
     key = keys.issue(DEMO_TENANT, label=f"{DEVELOPMENT_LABEL} {public_url}", replace=True,
                      until_stopped=True)
-    app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace)
+    app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace, mounts=mounts)
     served = ", ".join(sorted(app_host.specs)) or "no agents"
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
     print(f"  API docs: {public_url}/docs")
-    for line in protocol_banner(public_url, app_host.specs):
+    for line in protocol_banner(public_url, app_host.specs, mounts):
         print(line)
     print(f"  API key:  {key}")
     print(f"            (tenant {DEMO_TENANT!r}; a development key, replaced at every start; "
@@ -158,13 +164,14 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     serve_until_stopped(DrainingServer(config, app))
 
 
-def protocol_banner(public_url: str, agents: Collection[str]) -> list[str]:
-    """The banner's lines for the protocols served beside the HTTP API, with their URLs: each
-    is mounted when its extra is installed, so the banner names exactly what answers."""
+def protocol_banner(public_url: str, agents: Collection[str],
+                    mounts: Collection[str]) -> list[str]:
+    """The banner's lines for the protocols served beside the HTTP API (``mounts``, as
+    ``create_app`` chose them), with their URLs, so the banner names exactly what answers."""
     lines = []
-    if importlib.util.find_spec("mcp") is not None:
+    if "mcp" in mounts:
         lines.append(f"  MCP:      {public_url}/mcp (streamable HTTP; each agent a tool; the same keys)")
-    if importlib.util.find_spec("a2a") is not None and agents:
+    if "a2a" in mounts and agents:
         urls = ", ".join(f"{public_url}/a2a/{name}" for name in sorted(agents))
         lines.append(f"  A2A:      {urls} (JSON-RPC and HTTP+JSON; each agent's card at "
                      ".well-known/agent-card.json under its URL; the same keys)")

@@ -47,6 +47,7 @@ class Service:
         sessions: The inbox's sign-ins, kept in the host's store (bound when the app starts), so
             every server on the database shares them and a restart signs nobody out.
         grace: Seconds a drain gives the runs still going before it cancels them.
+        mounts: The protocols served beside the API (``a2a``, ``mcp``), as ``create_app`` chose.
         stopped: Set when the drain starts: what long-lived responses (the inbox's event
             stream) wait on, so that an open stream never holds a graceful stop up.
     """
@@ -58,6 +59,7 @@ class Service:
     webhooks: WebhookSender | None = None
     sessions: InboxSessions = field(default_factory=InboxSessions)
     grace: float = 30.0
+    mounts: tuple[str, ...] = ()
     stopped: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
     _drain: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
