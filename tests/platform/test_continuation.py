@@ -15,7 +15,7 @@ from symfonic.platform.continuation import (
     PauseExpired,
     PauseRevoked,
 )
-from symfonic.platform.resuming import LedgerContinuation
+from symfonic.platform.continuation.resuming import LedgerContinuation
 from symfonic.testing import ManualClock
 from tests.human.helpers import SECRET, recorded, spec
 

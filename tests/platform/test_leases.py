@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from symfonic import Host, PauseAlreadyResumed, RecoveryRefused, Scope
-from symfonic.platform.recovery import INTERRUPTED
+from symfonic.platform.continuation.recovery import INTERRUPTED
 from tests.platform.lease_agents import SECRET, STARTED, ran, spec
 
 ACME = Scope(tenant="acme")

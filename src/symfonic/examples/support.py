@@ -29,7 +29,7 @@ from symfonic.capabilities.human import HumanInteraction
 from symfonic.kernel.messages import Message, ModelReply, ToolCall
 from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
-from symfonic.platform.claimed import DEFAULT_LEASE
+from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.host import Host
 from symfonic.tools import current_invocation, tool
 

@@ -37,10 +37,10 @@ from symfonic.kernel.stages import TurnRequest
 from symfonic.observability.measures import OutstandingPauses
 from symfonic.outcome import RunOutcome
 from symfonic.platform.background import WORKERS_MODULE, BackgroundRuns, SubmittedRun, WorkerOptions
-from symfonic.platform.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable
-from symfonic.platform.conversations import conversation_upto
-from symfonic.platform.resuming import LedgerContinuation, reachable
+from symfonic.platform.continuation.claimed import DEFAULT_LEASE
+from symfonic.platform.continuation.conversations import conversation_upto
+from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
 from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError
@@ -290,7 +290,7 @@ class Host:
         return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
 
     async def conversation(self, token: str) -> list[Message]:
-        """The pause's session up to the pause (see :mod:`~symfonic.platform.conversations`)."""
+        """The pause's session up to the pause (see :mod:`~symfonic.platform.continuation.conversations`)."""
         return list(await conversation_upto(token, continuation=self.continuation,
                                             transcripts=self.transcripts, store=await self.store()))
 

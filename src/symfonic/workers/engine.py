@@ -36,8 +36,8 @@ from symfonic.errors import SymfonicError
 from symfonic.kernel.events import RunEvent
 from symfonic.kernel.scope import Scope
 from symfonic.outcome import RunOutcome, collect
-from symfonic.platform.claimed import ClaimedStream
 from symfonic.platform.continuation import RecoveryRefused
+from symfonic.platform.continuation.claimed import ClaimedStream
 from symfonic.stores.opening import pool_options
 from symfonic.workers import replayed
 from symfonic.workers.options import WorkerOptions

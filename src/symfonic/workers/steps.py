@@ -8,7 +8,7 @@ recorded as a step: a step that completed returns its recorded output instead of
   recorded once it arrived; a replay gets the same reply back, the model is not asked again, and
   the turn goes the same way. A call the worker died in is made again (it never answered).
 - **a tool call is two steps**, ``begin`` then ``run``, because symfonic's rule for a call a crash
-  caught half-way (``platform/recovery.py``) must hold here too. ``run`` recorded: the stored
+  caught half-way (``platform/continuation/recovery.py``) must hold here too. ``run`` recorded: the stored
   result, the tool is not run again. ``begin`` recorded but not ``run``: the earlier attempt
   started the tool and died in it, so it may or may not have run; an ``idempotent`` tool runs
   again with the same ``idempotency_key``, any other is reported to the model as interrupted.
@@ -32,7 +32,7 @@ from symfonic.agent import AgentSpec
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
 from symfonic.kernel.model import Model, OutputSpec, complete, stream_of
 from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema, Toolset, WrappedTool
-from symfonic.platform.recovery import INTERRUPTED
+from symfonic.platform.continuation.recovery import INTERRUPTED
 
 __all__ = ["StepModel", "StepTool", "StepToolset", "durable_spec"]
 

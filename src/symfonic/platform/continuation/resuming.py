@@ -34,7 +34,6 @@ from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import Tool
 from symfonic.observability import measures
 from symfonic.outcome import RunOutcome, collect
-from symfonic.platform.claimed import DEFAULT_LEASE, ClaimedStream, ClaimedTurn
 from symfonic.platform.continuation import (
     ContinuationUnavailable,
     ForgedPauseToken,
@@ -45,8 +44,9 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
     UnknownSigningKey,
 )
-from symfonic.platform.recovery import interactions, recovered_round
-from symfonic.platform.refusals import (
+from symfonic.platform.continuation.claimed import DEFAULT_LEASE, ClaimedStream, ClaimedTurn
+from symfonic.platform.continuation.recovery import interactions, recovered_round
+from symfonic.platform.continuation.refusals import (
     paused_call,
     refuse,
     refuse_unless_interrupted,

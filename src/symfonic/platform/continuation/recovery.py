@@ -1,6 +1,6 @@
 """Where an interrupted turn stands, read back from what was stored.
 
-A claimed turn stores each tool's result as the tool completes (``platform/claimed.py``), and runs
+A claimed turn stores each tool's result as the tool completes (:mod:`.claimed`), and runs
 a round's calls one after another, in the model's order. So after a crash the transcript says
 exactly how far the turn got: the open round is the last assistant message's calls; those with a
 stored result are done; of the rest, only the *first* that runs a tool can have been caught

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from symfonic.kernel.messages import Message
-from symfonic.platform.resuming import LedgerContinuation, reachable
+from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
 from symfonic.services.conversation import TranscriptService
 
 if TYPE_CHECKING:

@@ -13,9 +13,21 @@ token carries it signed; an API that also took a scope would have two answers to
 this", and whoever could name another one could resume another tenant's turn with its token.
 
 :class:`ContinuationService` and :class:`PauseTicket` are the seed's protocols, exactly; the host's
-implementation (``symfonic.platform.resuming.LedgerContinuation``) adds ``resume_stream`` and
-returns richer tickets. The refusals are told apart by type, so a transport never parses a
-message; the whole tree is drawn in :mod:`symfonic.errors`.
+implementation (:class:`.resuming.LedgerContinuation`) adds ``resume_stream`` and returns richer
+tickets. The refusals are told apart by type, so a transport never parses a message; the whole
+tree is drawn in :mod:`symfonic.errors`.
+
+The flow lives beside its contracts, one job a module, in the order a resume takes them:
+
+- :mod:`.resuming`: verify the token, validate the answer, claim the pause, run the rest of the
+  turn, store its outcome (``LedgerContinuation``);
+- :mod:`.refusals`: why a pause cannot be resumed, as the typed errors above;
+- :mod:`.recovery`: rebuilding an interrupted round from its stored turn state;
+- :mod:`.claimed`: running a claimed turn under its lease, storing each tool's result as it ends;
+- :mod:`.conversations`: a session's history as far as one pause.
+
+This package imports none of them, so naming a contract (``from symfonic.platform.continuation
+import PauseExpired``) loads nothing of the flow.
 """
 
 from __future__ import annotations
