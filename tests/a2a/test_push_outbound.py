@@ -9,8 +9,8 @@ import pytest
 from a2a.types import ListTaskPushNotificationConfigsRequest, TaskPushNotificationConfig
 from a2a.utils.errors import InvalidParamsError
 
-from symfonic.transports.outbound import IPAddress, OutboundRefused
 from symfonic.transports.webhooks import WebhookConfig
+from symfonic.transports.webhooks.outbound import IPAddress, OutboundRefused
 from tests.a2a.conftest import Connect, StartA2A
 from tests.a2a.helpers import push_rows, send, text_message
 from tests.a2a.test_push import PUSH_SECRET, with_push
@@ -61,7 +61,7 @@ async def test_a_name_that_rebinds_inward_after_registration_is_not_pushed_to(
             raise OutboundRefused(shown, f"{host} does not resolve")
         return [ipaddress.ip_address(a) for a in records[host]]
 
-    monkeypatch.setattr("symfonic.transports.outbound._resolve", resolve)
+    monkeypatch.setattr("symfonic.transports.webhooks.outbound._resolve", resolve)
     try:
         server = start(public_only())
         client = await clients(server)

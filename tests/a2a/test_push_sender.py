@@ -15,10 +15,10 @@ from symfonic.services.outbox import Notification
 from symfonic.services.tasks import TASK_STATUS
 from symfonic.stores.memory import MemoryStore
 from symfonic.testing.pauses import ACME, NOW, pause_issue
-from symfonic.transports.delivering import Target
 from symfonic.transports.http.server import webhook_config
-from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import WebhookConfig
+from symfonic.transports.webhooks.delivering import Target
+from symfonic.transports.webhooks.sender import WebhookSender
 from tests.http.helpers import until
 
 SECRET = "push-secret-0123456789"

@@ -34,7 +34,7 @@ from symfonic.models import FunctionModel
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, guarded_config
-from symfonic.transports.outbound import OutboundPolicy
+from symfonic.transports.webhooks.outbound import OutboundPolicy
 
 T = TypeVar("T")
 SYMFONIC = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"

@@ -20,7 +20,7 @@ import uvicorn
 from symfonic import Host
 from symfonic.examples.support import support_agent
 from symfonic.transports.http import ApiKeys, WebhookConfig, create_app
-from symfonic.transports.outbound import OutboundPolicy
+from symfonic.transports.webhooks.outbound import OutboundPolicy
 
 SECRET = "outbox-server-secret-0123456789abcdef"
 HOOK_SECRET = "whsec-outbox-0123456789"

@@ -11,14 +11,14 @@ import pytest
 
 from symfonic.transports.http.posting import HttpxPoster
 from symfonic.transports.http.server import webhook_config
-from symfonic.transports.outbound import (
+from symfonic.transports.webhooks import DeliveryFailed, WebhookConfig
+from symfonic.transports.webhooks.outbound import (
     ALLOW_VARIABLE,
     PUBLIC_ONLY,
     IPAddress,
     OutboundPolicy,
     OutboundRefused,
 )
-from symfonic.transports.webhooks import DeliveryFailed, WebhookConfig
 from tests.http.helpers import LOOPBACK
 from tests.http.receivers import Receiver
 
@@ -121,7 +121,7 @@ class FakeDNS:
 @pytest.fixture
 def dns(monkeypatch: pytest.MonkeyPatch) -> FakeDNS:
     fake = FakeDNS()
-    monkeypatch.setattr("symfonic.transports.outbound._resolve", fake)
+    monkeypatch.setattr("symfonic.transports.webhooks.outbound._resolve", fake)
     return fake
 
 

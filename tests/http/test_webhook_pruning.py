@@ -11,7 +11,7 @@ import pytest
 from symfonic.stores.sqlite import SQLiteStore
 from symfonic.testing.pauses import NOW, pause_issue
 from symfonic.transports.http.server import webhook_config
-from symfonic.transports.webhook_sender import WebhookSender
+from symfonic.transports.webhooks.sender import WebhookSender
 from tests.http.test_webhooks import Posts, document, hooks
 
 

@@ -28,8 +28,8 @@ from symfonic.services.outbox import Notification
 from symfonic.stores.memory import MemoryStore
 from symfonic.testing import ManualClock
 from symfonic.testing.pauses import pause_issue
-from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import WebhookConfig, sign, verify_signature
+from symfonic.transports.webhooks.sender import WebhookSender
 from tests.http.helpers import LOOPBACK, ServerFactory, loopback_socket, paused_run, until
 from tests.http.receivers import BlackHole, Receiver, WallClock, database_of, outbox_rows
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from opentelemetry import trace
 
-from symfonic.transports.telemetry import (
+from symfonic.observability.setup import (
     JsonFormatter,
     TextFormatter,
     TraceContext,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from symfonic.transports.telemetry import Signals, configure_telemetry, requested_signals
+from symfonic.observability.setup import Signals, configure_telemetry, requested_signals
 from tests.cli import helpers
 from tests.cli.helpers import Server, free_port, refund_run, refused, symfonic
 from tests.observability.otlp_receiver import everything_written, forget_otel_variables

@@ -29,7 +29,7 @@ async def test_a_worker_runs_what_a_server_that_delivers_webhooks_queued(
     """The two processes register different workflows (the server's webhook deliveries, which a
     worker does not have); DBOS's default version, a hash of them, would differ, and the worker
     would never dequeue the server's runs."""
-    import symfonic.transports.webhook_workflows  # noqa: F401 - registers symfonic.deliver
+    import symfonic.transports.webhooks.workflows  # noqa: F401 - registers symfonic.deliver
 
     async with workers_on(postgres_url, folder) as start, api_host(postgres_url) as host:
         await start("plain")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from symfonic.cli.loading import load_host
 
 if TYPE_CHECKING:
-    from symfonic.transports.telemetry import Telemetry
+    from symfonic.observability.setup import Telemetry
 
 Receive = Any
 Send = Any
@@ -65,7 +65,7 @@ async def _service() -> Any:
 
 def reloaded_app() -> Any:
     """The worker's ASGI app (uvicorn calls this with ``factory=True``)."""
-    from symfonic.transports.telemetry import configure_logging, configure_telemetry
+    from symfonic.observability.setup import configure_logging, configure_telemetry
 
     configure_logging()
     telemetry = configure_telemetry()  # the parent has checked the variables and the extra

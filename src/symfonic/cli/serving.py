@@ -17,7 +17,7 @@ would be useless. It is revoked when the server stops. A reloading server stops 
 
 Telemetry: when the standard ``OTEL_*`` variables ask for an OTLP export, the server installs the
 OpenTelemetry SDK (the ``[otel]`` extra; refused at once, with the install command, without it)
-and serves each request inside a server span (:mod:`symfonic.transports.telemetry`); each
+and serves each request inside a server span (:mod:`symfonic.observability.setup`); each
 reloaded worker installs its own. ``--log-format json`` makes every log line a JSON object, with
 the trace id of the request it was written in; workers get it as ``$SYMFONIC_LOG_FORMAT``.
 
@@ -55,8 +55,8 @@ from symfonic.cli.loading import APP_VARIABLE, find_app, load_host
 from symfonic.platform.host import Host
 
 if TYPE_CHECKING:
+    from symfonic.observability.setup import Telemetry
     from symfonic.transports.http.connections import ConnectionLimits
-    from symfonic.transports.telemetry import Telemetry
 
 HTTP_EXTRA = "pip install 'symfonic-runtime[http]'"
 RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
@@ -150,7 +150,7 @@ def telemetry_from_environment(*, install: bool) -> Telemetry | None:
     """The OpenTelemetry SDK, installed when the ``OTEL_*`` variables ask for an export; a process
     that only reloads others (``install=False``) just checks that its workers will be able to.
     A missing extra or an exporter this server lacks is refused before anything is printed."""
-    from symfonic.transports.telemetry import (
+    from symfonic.observability.setup import (
         TelemetryExtraMissing,
         configure_telemetry,
         requested_signals,
@@ -222,10 +222,10 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
                      mounts: tuple[str, ...]) -> None:
     import uvicorn
 
+    from symfonic.observability.setup import LOG_FORMAT_VARIABLE, configure_logging, logging_config
     from symfonic.transports.http.connections import VARIABLES
     from symfonic.transports.http.mounts import MOUNTS_VARIABLE
     from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL, protocol_banner
-    from symfonic.transports.telemetry import LOG_FORMAT_VARIABLE, configure_logging, logging_config
 
     if not served.url:
         fail(Exit.CONFIGURATION, "--reload needs an app whose Host is opened from a database URL "

@@ -32,7 +32,7 @@ from symfonic.cli.loading import load_host
 from symfonic.cli.serving import LogFormat, telemetry_from_environment
 
 if TYPE_CHECKING:
-    from symfonic.transports.telemetry import Telemetry
+    from symfonic.observability.setup import Telemetry
 
 WORKERS_EXTRA = "pip install 'symfonic-runtime[workers]'"
 
@@ -59,7 +59,7 @@ def worker(app_target: AppOption = None, url: UrlOption = None,
 
     With the ``OTEL_*`` variables set, it exports its turns' spans and metrics as ``serve`` does
     (a resumed segment run here links to the pause made on a server)."""
-    from symfonic.transports.telemetry import configure_logging
+    from symfonic.observability.setup import configure_logging
 
     try:
         import dbos  # noqa: F401

@@ -42,8 +42,8 @@ from symfonic.transports.a2a.integers import IntegralNumbers
 from symfonic.transports.a2a.push import PushConfigs, push_router
 from symfonic.transports.a2a.runs import Runs
 from symfonic.transports.http.auth import ApiKeys
-from symfonic.transports.outbound import PUBLIC_ONLY
-from symfonic.transports.webhook_sender import WebhookSender
+from symfonic.transports.webhooks.outbound import PUBLIC_ONLY
+from symfonic.transports.webhooks.sender import WebhookSender
 
 PREFIX = "/a2a"
 _KEY_SCOPE = "symfonic.a2a.key"

@@ -3,7 +3,7 @@
 A push is never sent from memory. A change of state writes its notification to the outbox in
 the change's own transaction (topic :data:`~symfonic.services.tasks.TASK_STATUS`; see
 :mod:`symfonic.services.tasks` for which changes, and why a pause's is written by the store), and
-the webhook sender (:mod:`symfonic.transports.webhook_sender`), in this process or any other on
+the webhook sender (:mod:`symfonic.transports.webhooks.sender`), in this process or any other on
 the database, delivers it through :func:`push_router`: at least once, with the outbox id as the
 delivery id, signed with the webhook secret like a webhook, retried with backoff while the
 receiver is down, given up (and listed by ``symfonic webhooks failed``) after the sender's
@@ -22,7 +22,7 @@ now, is refused as invalid params with ``data: {"error": "outbound_refused", "re
 nothing is written (a push config set with a new message refuses the message before its turn
 starts). The delivery checks again, on the address it connects to (a name may resolve elsewhere
 by then). The webhook config's ``outbound`` policy, ``$SYMFONIC_OUTBOUND_ALLOW`` for ``symfonic
-serve``, allows chosen networks (:mod:`symfonic.transports.outbound`).
+serve``, allows chosen networks (:mod:`symfonic.transports.webhooks.outbound`).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from symfonic.platform.tickets import LedgerTicket, ticket_of
 from symfonic.services.outbox import Notification
 from symfonic.services.tasks import FINAL_TASK_STATES, PushConfigRecord, TaskRecord, TaskStore
 from symfonic.transports.a2a.views import STATES, TaskView, status_message
-from symfonic.transports.delivering import Router, Target
-from symfonic.transports.outbound import PUBLIC_ONLY, OutboundPolicy, OutboundRefused
+from symfonic.transports.webhooks.delivering import Router, Target
+from symfonic.transports.webhooks.outbound import PUBLIC_ONLY, OutboundPolicy, OutboundRefused
 
 TOKEN_HEADER = "X-A2A-Notification-Token"
 NO_SECRET = ("push notifications are off on this server: it has no secret to sign them with "

@@ -21,7 +21,6 @@ from starlette.staticfiles import StaticFiles
 
 from symfonic.platform.host import Host
 from symfonic.services.outbox import PAUSE_CREATED, Notification
-from symfonic.transports.delivering import DocumentBuilder
 from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages, runs
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
@@ -30,8 +29,9 @@ from symfonic.transports.http.posting import HttpxPoster
 from symfonic.transports.http.schemas import Ticket, resume_url
 from symfonic.transports.http.service import Service
 from symfonic.transports.http.strict_json import StrictJSONRPC
-from symfonic.transports.webhook_sender import WebhookSender
 from symfonic.transports.webhooks import WebhookConfig
+from symfonic.transports.webhooks.delivering import DocumentBuilder
+from symfonic.transports.webhooks.sender import WebhookSender
 
 JSON_RPC_PREFIXES = ("/mcp",)
 """Where ``mount_mcp`` serves JSON-RPC, whose bodies :class:`StrictJSONRPC` checks. A2A's mount
@@ -148,12 +148,12 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
 
 
 def _sender_class(host: Host) -> type[WebhookSender]:
-    """DBOS delivers (a workflow per notification, :mod:`~symfonic.transports.webhook_workflows`)
+    """DBOS delivers (a workflow per notification, :mod:`~symfonic.transports.webhooks.workflows`)
     when the host has workers not started yet, which then also run the deliveries; the loop of
     our own delivers otherwise (no workers extra, or a host started before the app was made)."""
     if host.worker_options is None:
         return WebhookSender
-    from symfonic.transports.webhook_workflows import DELIVERIES, WorkflowSender
+    from symfonic.transports.webhooks.workflows import DELIVERIES, WorkflowSender
 
     return WorkflowSender if host.workers_also_run(DELIVERIES) else WebhookSender
 

@@ -1,6 +1,6 @@
 """The POSTs of webhooks and A2A pushes, connected only where the outbound policy allows.
 
-The policy (:mod:`symfonic.transports.outbound`) is enforced in the connection itself:
+The policy (:mod:`symfonic.transports.webhooks.outbound`) is enforced in the connection itself:
 :class:`GuardedBackend` is httpcore's network backend with one change, that it resolves the host,
 refuses the connection when any address is not allowed, and then connects to the address it
 checked. Checking the URL before ``client.post`` would not be enough, as httpcore would resolve
@@ -20,8 +20,8 @@ from collections.abc import Mapping
 import httpcore
 import httpx
 
-from symfonic.transports.outbound import OutboundPolicy, OutboundRefused
 from symfonic.transports.webhooks import DeliveryFailed
+from symfonic.transports.webhooks.outbound import OutboundPolicy, OutboundRefused
 
 __all__ = ["GuardedBackend", "HttpxPoster"]
 

@@ -16,7 +16,7 @@ and how long one attempt may take (less than the lease). A secret without URLs s
 sender: it delivers A2A push notifications (which are refused without a secret to sign them).
 Deliveries and push configs reach public addresses only; ``$SYMFONIC_OUTBOUND_ALLOW``
 (comma-separated addresses or networks) allows others, a receiver on the company network or on
-this machine (:mod:`symfonic.transports.outbound`).
+this machine (:mod:`symfonic.transports.webhooks.outbound`).
 
 Stopping (``SIGTERM``, or Ctrl+C) drains: the listening socket closes at once, new runs on
 connections still open are refused (503), the runs going and the requests in flight get the grace
@@ -28,9 +28,9 @@ body within ``$SYMFONIC_BODY_TIMEOUT`` (30), an idle kept-alive connection is cl
 ``$SYMFONIC_KEEP_ALIVE`` (5), and over ``$SYMFONIC_MAX_CONNECTIONS`` (1000) open at once a new one
 is answered 503 (:mod:`symfonic.transports.http.connections`).
 
-Logs go through :mod:`symfonic.transports.telemetry`'s formatters (``text``, or one JSON object
+Logs go through :mod:`symfonic.observability.setup`'s formatters (``text``, or one JSON object
 per line), with the current trace and span ids; with a
-:class:`~symfonic.transports.telemetry.Telemetry` the app is served inside a server span per
+:class:`~symfonic.observability.setup.Telemetry` the app is served inside a server span per
 request, and the SDK's buffers are exported once the server has stopped.
 """
 
@@ -47,15 +47,15 @@ from typing import Any
 
 import uvicorn
 
+from symfonic.observability.setup import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.platform.host import Host
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, connection_limits, guarded_config
 from symfonic.transports.http.mounts import chosen_mounts
 from symfonic.transports.http.service import service_of_app
-from symfonic.transports.outbound import OutboundPolicy
-from symfonic.transports.telemetry import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.transports.webhooks import WebhookConfig
+from symfonic.transports.webhooks.outbound import OutboundPolicy
 
 DEMO_TENANT = "demo"
 DEVELOPMENT_LABEL = "development"
@@ -110,7 +110,7 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
         log_format: ``text`` or ``json`` (``$SYMFONIC_LOG_FORMAT``, else ``text``), for the
             process's logging, uvicorn's included.
         telemetry: The SDK the caller installed
-            (:func:`~symfonic.transports.telemetry.configure_telemetry`): each request is then
+            (:func:`~symfonic.observability.setup.configure_telemetry`): each request is then
             served inside a server span, and the SDK is shut down (its buffers exported) when the
             server has stopped, however it stops.
         limits: How long a client may take to send a request or stay idle, and how many may be

@@ -31,7 +31,7 @@ from symfonic.transports.http.errors import Refusal, foreign_pause
 from symfonic.transports.http.schemas import event_body, outcome_body
 from symfonic.transports.http.sessions import InboxSessions
 from symfonic.transports.http.sse import Feed, RunPump, event_stream, wants_events
-from symfonic.transports.webhook_sender import WebhookSender
+from symfonic.transports.webhooks.sender import WebhookSender
 
 bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
                     description="An API key (`Authorization: Bearer sfk_...`); it maps to one tenant.")

@@ -1,8 +1,8 @@
 """One notification's delivery: where it goes, one signed attempt at every receiver, the backoff.
 
 What is the same whoever schedules the attempts: the loop of our own
-(:class:`~symfonic.transports.webhook_sender.WebhookSender`, for a host without the workers
-extra) and the DBOS workflows (:mod:`symfonic.transports.webhook_workflows`) both decide with a
+(:class:`~symfonic.transports.webhooks.sender.WebhookSender`, for a host without the workers
+extra) and the DBOS workflows (:mod:`symfonic.transports.webhooks.workflows`) both decide with a
 :class:`Deliverer`, so a receiver cannot tell which one sent it a notification.
 """
 

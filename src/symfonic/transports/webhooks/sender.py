@@ -23,7 +23,7 @@ sender on the database that can: servers sharing a database should share their c
 
 What one attempt does (targets, signatures, backoff) is the :class:`~.delivering.Deliverer`'s,
 shared with the DBOS deliveries a host with workers uses instead of this loop
-(:mod:`symfonic.transports.webhook_workflows`).
+(:mod:`symfonic.transports.webhooks.workflows`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from collections.abc import Awaitable, Callable
 
 from symfonic.errors import SymfonicError
 from symfonic.services.outbox import Outbox, OutboxEntry
-from symfonic.transports.delivering import Deliverer, DocumentBuilder, Router
 from symfonic.transports.webhooks import Poster, WebhookConfig
+from symfonic.transports.webhooks.delivering import Deliverer, DocumentBuilder, Router
 
 __all__ = ["WebhookSender", "prune_delivered"]
 

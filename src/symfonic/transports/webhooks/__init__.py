@@ -3,7 +3,7 @@
 A pause announced from memory is lost when its process stops before the announcement went out.
 So a pause of a host with ``notifications`` on writes its notification to the outbox in the
 pause's own transaction (``symfonic.services.outbox``), and :class:`WebhookSender`, a background
-task of the HTTP app (:mod:`symfonic.transports.webhook_sender`), delivers what the outbox holds:
+task of the HTTP app (:mod:`symfonic.transports.webhooks.sender`), delivers what the outbox holds:
 
 - it polls :meth:`Outbox.due` every ``poll_interval`` seconds, and at once when a run of this
   process pauses (``host.on_pause`` calls :meth:`WebhookSender.wake`, which only sets an event:
@@ -27,8 +27,14 @@ The signature, Stripe-style, covers the timestamp and the exact body bytes::
 Receivers check it with :func:`verify_signature`, which needs only the standard library.
 
 The sender is deliberately small: on a host with workers, an execution engine takes over at the
-outbox (:mod:`symfonic.transports.webhook_workflows`: a DBOS workflow per notification, its
+outbox (:mod:`symfonic.transports.webhooks.workflows`: a DBOS workflow per notification, its
 retries slept durably), and the loop above only hands claims over.
+
+The package is the whole way out, one job a module: this one holds the configuration and the
+signature (the wire format a receiver needs, standard library only); :mod:`.sender` drains the
+outbox; :mod:`.workflows` delivers through DBOS workflows instead on a host with workers;
+:mod:`.delivering` is what both do with one notification (targets, one signed attempt, backoff);
+:mod:`.outbound` decides which addresses any of it may reach.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from typing import Protocol
 
 from symfonic.errors import SymfonicError
 from symfonic.services.outbox import PAUSE_CREATED
-from symfonic.transports.outbound import PUBLIC_ONLY, OutboundPolicy
+from symfonic.transports.webhooks.outbound import PUBLIC_ONLY, OutboundPolicy
 
 __all__ = [
     "DELIVERY_HEADER", "DELIVERY_ID_HEADER", "EVENT_HEADER", "PAUSE_EVENT", "SIGNATURE_HEADER",
@@ -111,7 +117,7 @@ class WebhookConfig:
         lease: Seconds a claimed notification stays hidden from other senders; longer than an
             attempt may take, so that only a sender that died lets another send it again.
         outbound: Which addresses the deliveries may reach, A2A pushes included: public ones
-            only, unless it allows more (see :mod:`symfonic.transports.outbound`). A URL
+            only, unless it allows more (see :mod:`symfonic.transports.webhooks.outbound`). A URL
             written as a refused address, or ``localhost``, is refused here already; a name is
             checked on the addresses it resolves to, at every attempt.
     """

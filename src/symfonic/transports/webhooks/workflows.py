@@ -41,8 +41,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from symfonic.kernel.scope import Scope
 from symfonic.services.outbox import Notification, Outbox, OutboxEntry
-from symfonic.transports.delivering import Target, Targets
-from symfonic.transports.webhook_sender import WebhookSender
+from symfonic.transports.webhooks.delivering import Target, Targets
+from symfonic.transports.webhooks.sender import WebhookSender
 
 __all__ = ["DELIVERIES", "WorkflowSender"]
 
