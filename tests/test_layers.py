@@ -15,7 +15,8 @@ SOURCE = Path(symfonic.__file__).parent
 LAYERS: dict[str, int] = {
     "symfonic.errors": 0,
     "symfonic.kernel": 1,
-    "symfonic.services": 2, "symfonic.models": 2, "symfonic.tools": 2, "symfonic.mcp": 2,
+    "symfonic.services": 2, "symfonic.models": 2, "symfonic.tools": 2, "symfonic.toolsets": 2,
+    "symfonic.mcp": 2,
     "symfonic.observability": 2,
     "symfonic.capabilities": 3,
     "symfonic.stores": 4,

@@ -64,7 +64,7 @@ class AgentSpec:
     output_type: type[BaseModel] | None = None
     tools: Sequence[Tool] = ()
     toolsets: Sequence[Toolset] = ()
-    """Tools that live elsewhere (``symfonic.mcp.MCPServerStdio``, ``MCPServerHTTP``), listed
+    """Tools that live elsewhere (``symfonic.toolsets.mcp.MCPServerStdio``, ``MCPServerHTTP``), listed
     when a run starts; the pin names where they come from, not what they list."""
     capabilities: Sequence[Capability] = ()
     max_rounds: int = 16

@@ -18,7 +18,7 @@ import pytest
 from symfonic import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.kernel.tooling import ToolInvocation
-from symfonic.mcp import MCPServerHTTP, MCPServerStdio, MCPTool
+from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio, MCPTool
 
 SERVER = Path(__file__).parent / "servers" / "tools_server.py"
 REQUEST = TurnRequest(run_id="run-1", root_run_id="run-1", session_id="s", thread_id="s",

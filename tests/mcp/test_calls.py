@@ -12,8 +12,8 @@ from pydantic import BaseModel, ValidationError
 
 from symfonic.errors import SymfonicError
 from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolTimedOut
-from symfonic.mcp import MCPConnectionError, MCPServerHTTP, MCPToolError
-from symfonic.mcp.errors import translate
+from symfonic.toolsets.mcp import MCPConnectionError, MCPServerHTTP, MCPToolError
+from symfonic.toolsets.mcp.errors import translate
 from tests.mcp.conftest import MakeStdio, ServerLog, invocation, tools_of
 
 

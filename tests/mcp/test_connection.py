@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from symfonic.mcp import MCPConnectionError, MCPServerHTTP, MCPServerStdio
+from symfonic.toolsets.mcp import MCPConnectionError, MCPServerHTTP, MCPServerStdio
 from tests.mcp.conftest import MakeStdio, ServerLog, eventually, invocation, tools_of
 
 

@@ -1,4 +1,4 @@
-"""``import symfonic`` leaves the MCP SDK alone: only ``symfonic.mcp`` imports it."""
+"""``import symfonic`` leaves the MCP SDK alone: only ``symfonic.toolsets.mcp`` imports it."""
 
 from __future__ import annotations
 
@@ -16,4 +16,12 @@ def imported_sdk(module: str) -> str:
 
 def test_importing_symfonic_does_not_import_mcp() -> None:
     assert imported_sdk("symfonic") == "[]"
-    assert imported_sdk("symfonic.mcp") == "['mcp', 'mcp_types']"  # the check sees an import
+    assert imported_sdk("symfonic.toolsets.mcp") == "['mcp', 'mcp_types']"  # the check sees an import
+
+
+def test_the_toolsets_keep_their_earlier_import_path() -> None:
+    import symfonic.mcp
+    import symfonic.toolsets.mcp
+
+    assert symfonic.mcp.MCPServerStdio is symfonic.toolsets.mcp.MCPServerStdio
+    assert set(symfonic.mcp.__all__) == set(symfonic.toolsets.mcp.__all__)

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from symfonic.kernel.tooling import ToolInputRequired
-from symfonic.mcp import STATE_VERSION, MCPServerHTTP, MCPToolError
-from symfonic.mcp.input_required import resume
+from symfonic.toolsets.mcp import STATE_VERSION, MCPServerHTTP, MCPToolError
+from symfonic.toolsets.mcp.input_required import resume
 from tests.mcp.conftest import MakeStdio, ServerLog, invocation, tools_of
 from tests.mcp.servers.tools_server import CONFIRM_SCHEMA
 

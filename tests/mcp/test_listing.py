@@ -7,7 +7,7 @@ import json
 import sys
 
 from symfonic.kernel.tooling import Toolset
-from symfonic.mcp import MCPServerHTTP, MCPServerStdio
+from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio
 from tests.mcp.conftest import MakeStdio, ServerLog, eventually, invocation, tools_of
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from symfonic.mcp.names import MAX_LENGTH, expose, name_from_command, name_from_url, sanitize
+from symfonic.toolsets.mcp.names import MAX_LENGTH, expose, name_from_command, name_from_url, sanitize
 
 ACCEPTED = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

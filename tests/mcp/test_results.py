@@ -13,7 +13,7 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from symfonic.mcp.results import error_text, render
+from symfonic.toolsets.mcp.results import error_text, render
 
 
 def result(*blocks: ContentBlock, structured: object = None, is_error: bool = False) -> CallToolResult:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from symfonic import AgentSpec, Host, HumanInteraction, Message, ModelReply, ToolCall
 from symfonic.kernel.tooling import ToolSchema, Toolset
-from symfonic.mcp import MCPServerHTTP, MCPServerStdio
 from symfonic.models import FunctionModel
+from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio
 from tests.mcp.conftest import SERVER
 
 

@@ -1,35 +1,23 @@
-"""MCP servers as toolsets: the tools of a Model Context Protocol server, called by symfonic agents.
+"""MCP servers as toolsets, under the name they had before :mod:`symfonic.toolsets.mcp`.
 
-Needs the ``mcp`` extra (``pip install 'symfonic-runtime[mcp]'``); ``import symfonic`` never imports the SDK,
-only this package does. Pass a server to an agent::
-
-    AgentSpec(..., toolsets=[MCPServerStdio("npx", ["-y", "@modelcontextprotocol/server-github"],
-                                            env={"GITHUB_TOKEN": token})])
-
-The official ``mcp`` SDK speaks the protocol; this package manages the connection (one per
-toolset, opened on first use, reopened after the server went away), caches the listing, turns each
-MCP tool into a symfonic tool, and turns a server's ``input_required`` into a pause of the turn.
+Renamed so that the client side (an agent's tools from MCP servers) and the server side
+(:mod:`symfonic.transports.mcp`, agents served as MCP tools) are not confused; ``from
+symfonic.mcp import MCPServerStdio`` keeps working. Like the new package, it needs the ``[mcp]``
+extra.
 """
 
 from __future__ import annotations
 
-try:
-    import mcp as _mcp  # noqa: F401  # fail here, with the install command, rather than deep inside
-except ImportError as missing:  # pragma: no cover - depends on the environment
-    raise ImportError("symfonic.mcp needs the MCP SDK: pip install 'symfonic-runtime[mcp]'") from missing
+from symfonic.toolsets.mcp import (
+    IDEMPOTENCY_KEY,
+    STATE_VERSION,
+    MCPConnectionError,
+    MCPServerHTTP,
+    MCPServerStdio,
+    MCPTool,
+    MCPToolError,
+    MCPToolset,
+)
 
-from symfonic.mcp.errors import MCPConnectionError, MCPToolError
-from symfonic.mcp.input_required import STATE_VERSION
-from symfonic.mcp.tool import IDEMPOTENCY_KEY, MCPTool
-from symfonic.mcp.toolset import MCPServerHTTP, MCPServerStdio, MCPToolset
-
-__all__ = [
-    "IDEMPOTENCY_KEY",
-    "MCPConnectionError",
-    "MCPServerHTTP",
-    "MCPServerStdio",
-    "MCPTool",
-    "MCPToolError",
-    "MCPToolset",
-    "STATE_VERSION",
-]
+__all__ = ["IDEMPOTENCY_KEY", "MCPConnectionError", "MCPServerHTTP", "MCPServerStdio", "MCPTool",
+           "MCPToolError", "MCPToolset", "STATE_VERSION"]

@@ -7,7 +7,7 @@ A turn that stops for a person answers the tool call with the 2026-07-28 ``input
 result: one form-mode elicitation that asks the pause's question, and the pause token as the
 ``requestState``. The client's retry with the form's answer and that state resumes the turn,
 at most once, through the host's continuation (:mod:`.handler`). Not to be confused with
-``symfonic.mcp``, where agents *use* MCP servers' tools. See ``docs/mcp.md``.
+``symfonic.toolsets.mcp``, where agents *use* MCP servers' tools. See ``docs/mcp.md``.
 """
 
 from __future__ import annotations

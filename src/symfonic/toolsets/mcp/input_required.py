@@ -41,7 +41,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from symfonic.kernel.tooling import ToolInputRequired
-from symfonic.mcp.errors import MCPToolError
+from symfonic.toolsets.mcp.errors import MCPToolError
 
 __all__ = ["KIND", "STATE_VERSION", "automatic_responses", "needs_person", "pause", "resume"]
 

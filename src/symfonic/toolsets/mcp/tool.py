@@ -27,10 +27,10 @@ from mcp_types import (
 from mcp_types import Tool as ToolDefinition
 
 from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema
-from symfonic.mcp.connection import Connection
-from symfonic.mcp.errors import SDK_ERRORS, MCPToolError, translate
-from symfonic.mcp.input_required import automatic_responses, needs_person, pause, resume
-from symfonic.mcp.results import error_text, render
+from symfonic.toolsets.mcp.connection import Connection
+from symfonic.toolsets.mcp.errors import SDK_ERRORS, MCPToolError, translate
+from symfonic.toolsets.mcp.input_required import automatic_responses, needs_person, pause, resume
+from symfonic.toolsets.mcp.results import error_text, render
 
 __all__ = ["IDEMPOTENCY_KEY", "MCPTool", "list_definitions"]
 

@@ -35,7 +35,7 @@ from mcp_types import (
     ToolListChangedNotification,
 )
 
-from symfonic.mcp.errors import MCPConnectionError, connection_lost, explain
+from symfonic.toolsets.mcp.errors import MCPConnectionError, connection_lost, explain
 
 __all__ = ["Connection", "Target"]
 

@@ -23,10 +23,10 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Tool as ToolDefinition
 
-from symfonic.mcp.connection import Connection
-from symfonic.mcp.errors import SDK_ERRORS, MCPConnectionError, connection_lost, explain
-from symfonic.mcp.names import expose, name_from_command, name_from_url, sanitize
-from symfonic.mcp.tool import MCPTool, list_definitions
+from symfonic.toolsets.mcp.connection import Connection
+from symfonic.toolsets.mcp.errors import SDK_ERRORS, MCPConnectionError, connection_lost, explain
+from symfonic.toolsets.mcp.names import expose, name_from_command, name_from_url, sanitize
+from symfonic.toolsets.mcp.tool import MCPTool, list_definitions
 
 __all__ = ["MCPServerHTTP", "MCPServerStdio", "MCPToolset"]
 
