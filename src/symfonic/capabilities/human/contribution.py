@@ -135,9 +135,8 @@ class ApprovalGate:
     """Stands in for a tool that needs approval: it runs the tool only for an approved call."""
 
     def __init__(self, spec: InteractionSpec) -> None:
-        assert spec.gated_tool is not None
         self._spec = spec
-        self._tool: Tool = spec.gated_tool
+        self._tool: Tool = spec.tool
 
     @property
     def schema(self) -> ToolSchema:

@@ -95,6 +95,34 @@ class InteractionSpec:
     input_kind: InterruptKind = "tool_input"
     """The pause kind of a tool's input request (``"mcp_input"`` for an MCP server)."""
 
+    def __post_init__(self) -> None:
+        if self.purpose == "approval" and self.gated_tool is None:
+            raise ValueError(f"the approval {self.name!r} names no tool to gate")
+        if self.purpose == "typed" and self.interrupt is None:
+            raise ValueError(f"the interrupt {self.name!r} has no Interrupt to read answers with")
+
+    @property
+    def tool(self) -> Tool:
+        """The tool an approval gates (set, for an approval, since construction).
+
+        Raises:
+            ValueError: this interaction is not an approval.
+        """
+        if self.gated_tool is None:
+            raise ValueError(f"{self.name!r} is a {self.purpose} interaction: it gates no tool")
+        return self.gated_tool
+
+    @property
+    def typed(self) -> Interrupt:
+        """The :class:`Interrupt` of a typed interaction (set since construction).
+
+        Raises:
+            ValueError: this interaction is not a typed interrupt.
+        """
+        if self.interrupt is None:
+            raise ValueError(f"{self.name!r} is a {self.purpose} interaction, not a typed one")
+        return self.interrupt
+
     @property
     def kind(self) -> InterruptKind:
         if self.purpose == "tool_input":
@@ -113,11 +141,9 @@ class InteractionSpec:
             if self.purpose == "tool_input":
                 return dict(arguments)  # the tool's own words, not the model's
             if self.purpose == "approval":
-                assert self.gated_tool is not None
-                self.gated_tool.validate(arguments)
+                self.tool.validate(arguments)
                 return dict(arguments)
-            assert self.interrupt is not None
-            return self.interrupt.question.model_validate(arguments).model_dump(mode="json")
+            return self.typed.question.model_validate(arguments).model_dump(mode="json")
         except ValidationError as invalid:
             raise InteractionPayloadInvalid(_describe(invalid)) from None
         except ToolArgumentsInvalid as invalid:
@@ -143,8 +169,7 @@ class InteractionSpec:
                 return check_json(json.loads(document), self.answer_schema)
             if self.purpose == "approval":
                 return ApprovalAnswer.model_validate_json(document)
-            assert self.interrupt is not None
-            return self.interrupt.answer.model_validate_json(document, strict=True)
+            return self.typed.answer.model_validate_json(document, strict=True)
         except ValidationError as invalid:
             raise AnswerInvalid(_describe(invalid), _errors(invalid)) from None
 

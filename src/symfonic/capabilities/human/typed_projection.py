@@ -26,22 +26,28 @@ def project(spec: InteractionSpec, call: ToolCall, answer: Any, *,
     """The decision ``answer`` makes on ``call`` (``call_state``: what a tool that asked mid-call
     stored; ``earlier``: the call's decision before it asked, whose arguments it ran with).
 
+    An answer that has not been through :meth:`InteractionSpec.check_answer` is checked here:
+    the decision never rests on the caller having done it (nor on an ``assert``, which ``python
+    -O`` removes).
+
     Raises:
-        AnswerInvalid: edited arguments that the gated tool's schema refuses.
+        AnswerInvalid: an answer the interaction's schema refuses, or edited arguments that the
+            gated tool's schema refuses.
     """
     if spec.purpose == "tool_input":
         ran_with = earlier.arguments if isinstance(earlier, ApprovedCall | ContinuedCall) else None
         return ContinuedCall(call_id=call.id, arguments=dict(ran_with or call.arguments),
                              continuation={"state": call_state or {}, "answer": answer})
     if spec.purpose == "approval":
-        assert isinstance(answer, ApprovalAnswer) and spec.gated_tool is not None
+        if not isinstance(answer, ApprovalAnswer):
+            answer = spec.check_answer(answer)
         if not answer.approved:
             reason = answer.reason or "no reason given"
             return AnsweredCall(call_id=call.id, content=(
                 f"The person rejected this call of {call.name!r}; it did not run. Reason: {reason}"))
         arguments = call.arguments if answer.arguments is None else answer.arguments
         try:
-            spec.gated_tool.validate(dict(arguments))
+            spec.tool.validate(dict(arguments))
         except ToolArgumentsInvalid as invalid:
             raise AnswerInvalid(f"the edited arguments do not fit {call.name!r}: {invalid}",
                                 [{"loc": ["arguments"], "msg": str(invalid)}]) from None
