@@ -53,9 +53,15 @@ async def charge_once(amount: int) -> str:
     return await _record_then_maybe_hang("charge_once")
 
 
+@tool
+async def ship(order_id: int) -> str:
+    """Ship an order; needs no approval, and is not safe to run twice either."""
+    return await _record_then_maybe_hang("ship")
+
+
 STEPS: dict[str, tuple[str, dict[str, object]]] = {
     "charge": ("charge", {"amount": 5}), "once": ("charge_once", {"amount": 5}),
-    "ask": ("ask_user", {"question": "Sure?"})}
+    "ship": ("ship", {"order_id": 7}), "ask": ("ask_user", {"question": "Sure?"})}
 
 
 async def policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
@@ -71,5 +77,5 @@ async def policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> Mo
 
 
 def spec() -> AgentSpec:
-    return AgentSpec(name="till", model=FunctionModel(policy), tools=[charge, charge_once],
+    return AgentSpec(name="till", model=FunctionModel(policy), tools=[charge, charge_once, ship],
                      capabilities=[HumanInteraction(approvals=["charge", "charge_once"])])

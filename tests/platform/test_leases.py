@@ -169,10 +169,11 @@ async def test_a_renewed_lease_keeps_a_long_turn_claimed(sqlite_url: str, calls:
         assert (await task).status == "completed"
 
 
-async def until_the_tool_started(worker: asyncio.subprocess.Process) -> None:
-    """Poll the other process's call log (a file is all two processes share here), bounded."""
+async def until_the_tool_started(worker: asyncio.subprocess.Process, name: str | None = None) -> None:
+    """Poll the other process's call log (a file is all two processes share here), bounded, until
+    a tool (``name``, when given) started."""
     for _ in range(600):
-        if ran():
+        if any(name is None or line.split()[0] == name for line in ran()):
             return
         assert worker.returncode is None, "the worker exited before its tool started"
         await asyncio.sleep(0.05)
@@ -206,3 +207,34 @@ async def test_a_resumer_killed_mid_tool_leaves_an_interrupted_pause_that_recove
         assert all(isinstance(o, PauseAlreadyResumed | RecoveryRefused) for o in outcomes
                    if isinstance(o, BaseException))
         assert len(ran()) == 1 and await status(host, jti) == "completed"
+
+
+@pytest.mark.slow
+async def test_a_finished_tool_is_stored_before_a_later_call_of_its_round_hangs(
+        sqlite_url: str, calls: Path) -> None:
+    """The charge finishes, then the round's next call hangs and its process is killed: the
+    charge's result was stored as it ended, so recovery reports it as it was, and only the call
+    that was cut short as one that may or may not have run. Nothing runs twice."""
+    lease = 1.0
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
+                         claim_lease=timedelta(seconds=lease)) as host:
+        token, _jti = await paused(host, "charge+ship")
+    env = {**os.environ, "SYMFONIC_TEST_HANG": "ship", "PYTHONPATH": str(ROOT)}
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.platform.lease_worker", sqlite_url, token, str(lease),
+        cwd=ROOT, env=env)
+    try:
+        await until_the_tool_started(worker, "ship")
+        worker.send_signal(signal.SIGKILL)
+    finally:
+        await asyncio.wait_for(worker.wait(), timeout=30)
+    assert [line.split()[0] for line in ran()] == ["charge", "ship"]
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
+                         claim_lease=timedelta(seconds=lease)) as host:
+        stored = [m for m in await host.transcripts.load(ACME, "charge+ship") if m.role == "tool"]
+        assert [(m.tool_call_id, m.content) for m in stored] == [("charge-0", "charge done")]
+        await asyncio.sleep(lease + 0.2)
+        recovered = await host.recover(token)
+    assert recovered.status == "completed"
+    assert recovered.output == f"finished: charge done | {INTERRUPTED}"
+    assert [line.split()[0] for line in ran()] == ["charge", "ship"]

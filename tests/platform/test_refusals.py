@@ -127,3 +127,31 @@ async def test_a_token_for_a_pause_this_host_never_issued_is_unknown(host: Host)
     with pytest.raises(UnknownPauseToken) as refused:
         await host.continuation.resume(ghost, "x")
     assert type(refused.value) is UnknownPauseToken
+
+
+async def test_a_pause_that_expires_between_its_token_check_and_its_claim_is_expired(
+        host: Host, clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token still verifies, but the row's time runs out while the resume reads the turn:
+    the claim, dated after that, is refused by the store, and the refusal must read as what
+    happened (expired), not as a pause someone else answered."""
+    outcome = await host.agent("desk", ACME).run("ship", session_id="late")  # 5 minutes
+    assert outcome.interrupt is not None
+    token, jti = outcome.interrupt.token, outcome.interrupt.interrupt_id
+    store = await host.store()
+    record = await store.get(jti)
+    assert record is not None
+    clock.now = record.expires_at - 0.5  # the token and the row are both still good here
+    read_state = store.load_state
+
+    async def slow_read(checkpoint_id: str) -> Any:
+        state = await read_state(checkpoint_id)
+        clock.advance(1.0)  # the row expires while the turn is read, before the claim
+        return state
+
+    monkeypatch.setattr(store, "load_state", slow_read)
+    with pytest.raises(PauseExpired) as expired:
+        await host.continuation.resume(token, {"option": "post"})
+    assert expired.value.scope == ACME
+    after = await store.get(jti)
+    assert after is not None and after.status == "outstanding" and after.decision is None
+    assert await host.sweep_expired() == 1  # left for the sweep, never claimed
