@@ -11,13 +11,14 @@ import gc
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from symfonic import Host, PauseAlreadyResumed, RecoveryRefused, Scope
+from symfonic import ClaimLost, Host, PauseAlreadyResumed, RecoveryRefused, RunOutcome, Scope
 from symfonic.platform.continuation.recovery import INTERRUPTED
 from tests.platform.lease_agents import SECRET, STARTED, ran, spec
 
@@ -51,11 +52,8 @@ async def status(host: Host, jti: str) -> str:
     return record.status_at(host.now())
 
 
-async def cancelled_mid_charge(host: Host, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
-    """A pause whose resume was cancelled while its charge ran: its token and id (the tool still
-    hangs when it is called again, until the test says otherwise)."""
-    token, jti = await paused(host, "charge")
-    monkeypatch.setenv("SYMFONIC_TEST_HANG", "charge")
+async def resuming_until_a_tool_started(host: Host, token: str) -> asyncio.Task[RunOutcome]:
+    """The resume of ``token`` (approved), running in a task, once its first tool body started."""
     started = asyncio.Event()
     STARTED.append(started)
     try:
@@ -63,6 +61,15 @@ async def cancelled_mid_charge(host: Host, monkeypatch: pytest.MonkeyPatch) -> t
         await asyncio.wait_for(started.wait(), timeout=30)
     finally:
         STARTED.remove(started)
+    return task
+
+
+async def cancelled_mid_charge(host: Host, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """A pause whose resume was cancelled while its charge ran: its token and id (the tool still
+    hangs when it is called again, until the test says otherwise)."""
+    token, jti = await paused(host, "charge")
+    monkeypatch.setenv("SYMFONIC_TEST_HANG", "charge")
+    task = await resuming_until_a_tool_started(host, token)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -181,13 +188,14 @@ async def until_the_tool_started(worker: asyncio.subprocess.Process, name: str |
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("tool", ["charge", "refund"])  # by @tool, and a Tool class by hand
 async def test_a_resumer_killed_mid_tool_leaves_an_interrupted_pause_that_recovers_once(
-        sqlite_url: str, calls: Path) -> None:
+        sqlite_url: str, calls: Path, tool: str) -> None:
     lease = 1.0
     async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
                          claim_lease=timedelta(seconds=lease)) as host:
-        token, jti = await paused(host, "charge")
-    env = {**os.environ, "SYMFONIC_TEST_HANG": "charge", "PYTHONPATH": str(ROOT)}
+        token, jti = await paused(host, tool)
+    env = {**os.environ, "SYMFONIC_TEST_HANG": tool, "PYTHONPATH": str(ROOT)}
     worker = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.platform.lease_worker", sqlite_url, token, str(lease),
         cwd=ROOT, env=env)
@@ -207,6 +215,8 @@ async def test_a_resumer_killed_mid_tool_leaves_an_interrupted_pause_that_recove
         assert all(isinstance(o, PauseAlreadyResumed | RecoveryRefused) for o in outcomes
                    if isinstance(o, BaseException))
         assert len(ran()) == 1 and await status(host, jti) == "completed"
+        assert [o.output for o in outcomes if not isinstance(o, BaseException)] == [
+            f"finished: {INTERRUPTED}"]
 
 
 @pytest.mark.slow
@@ -237,4 +247,46 @@ async def test_a_finished_tool_is_stored_before_a_later_call_of_its_round_hangs(
         recovered = await host.recover(token)
     assert recovered.status == "completed"
     assert recovered.output == f"finished: charge done | {INTERRUPTED}"
+    assert [line.split()[0] for line in ran()] == ["charge", "ship"]
+
+
+async def test_a_holder_overtaken_by_a_recovery_stops_without_running_the_rest(
+        sqlite_url: str, calls: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two hosts on one database, the second's clock well ahead: to it, the first holder's lease
+    lapsed while its charge was still running, and it recovers the turn. The first holder's next
+    renewal names the claim it won, which is gone: it stops with :class:`ClaimLost` when the
+    charge returns, and never runs the shipment the recovery ran."""
+    monkeypatch.setenv("SYMFONIC_TEST_DELAY", "1.5")
+    lease = timedelta(seconds=0.6)
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET, claim_lease=lease) as first, \
+            Host.open(sqlite_url, agents=[spec()], secret=SECRET, claim_lease=lease,
+                      clock=lambda: time.time() + 60) as ahead:
+        token, jti = await paused(first, "charge+ship")
+        holding = await resuming_until_a_tool_started(first, token)
+        recovered = await ahead.recover(token)
+        with pytest.raises(ClaimLost):
+            await holding
+        assert recovered.status == "completed"
+        assert recovered.output == f"finished: {INTERRUPTED} | ship done"
+        assert await status(ahead, jti) == "completed"
+    assert [line.split()[0] for line in ran()] == ["charge", "ship"]
+
+
+async def test_a_holder_stalled_past_its_lease_stops_before_the_next_call(
+        sqlite_url: str, calls: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The charge blocks the event loop longer than the lease, so nothing renewed it: by its own
+    clock the holder no longer holds the claim, and stops before the shipment rather than run it
+    beside a recovery that may have begun. The pause is interrupted and recovers once."""
+    monkeypatch.setenv("SYMFONIC_TEST_BLOCK", "charge")
+    monkeypatch.setenv("SYMFONIC_TEST_BLOCK_SECONDS", "1.0")
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET,
+                         claim_lease=timedelta(seconds=0.5)) as short:
+        token, jti = await paused(short, "charge+ship")
+        with pytest.raises(ClaimLost):
+            await short.continuation.resume(token, {"approved": True})
+        assert [line.split()[0] for line in ran()] == ["charge"]
+        assert await status(short, jti) == "interrupted"
+        monkeypatch.delenv("SYMFONIC_TEST_BLOCK")
+        recovered = await short.recover(token)
+    assert recovered.output == f"finished: {INTERRUPTED} | ship done"
     assert [line.split()[0] for line in ran()] == ["charge", "ship"]

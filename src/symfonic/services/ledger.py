@@ -98,6 +98,9 @@ class Finish:
     status: Literal["completed", "paused_again", "failed"]
     outcome: dict[str, Any]
     finished_at: float
+    claimed_at: float | None = None
+    """The claim this outcome belongs to (its ``claimed_at``): recorded only while that claim
+    holds, never over a later one a recovery made. None records it on any claim (tests, tools)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,17 +154,21 @@ class PauseLedger(Protocol):
         claim."""
         ...
 
-    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
-        """Extend a live claim's lease; False when the row is no longer claimed or the lease had
-        already lapsed (a recovery may have taken the turn over: the holder must stop)."""
+    async def renew(self, jti: str, now: float, lease_until: float, *,
+                    claimed_at: float | None = None) -> bool:
+        """Extend a live claim's lease; False when the row is no longer claimed, the lease had
+        already lapsed, or (given ``claimed_at``) the claim is no longer the one made then: a
+        recovery took the turn over, and the holder must stop."""
         ...
 
-    async def release(self, jti: str) -> bool:
-        """Give a claimed pause back (``outstanding``), when nothing of the turn was applied."""
+    async def release(self, jti: str, *, claimed_at: float | None = None) -> bool:
+        """Give a claimed pause back (``outstanding``), when nothing of the turn was applied; with
+        ``claimed_at``, only the claim made then."""
         ...
 
-    async def interrupt(self, jti: str, now: float) -> bool:
-        """Mark a claimed pause ``interrupted`` at once, when its holder knows it is giving up."""
+    async def interrupt(self, jti: str, now: float, *, claimed_at: float | None = None) -> bool:
+        """Mark a claimed pause ``interrupted`` at once, when its holder knows it is giving up;
+        with ``claimed_at``, only the claim made then."""
         ...
 
     async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:

@@ -127,17 +127,19 @@ class MemoryStore:
             self._pauses[jti] = claimed
             return Claim(won=True, record=claimed)
 
-    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
-        return self._update(jti, lambda r: r.status_at(now) == "claimed",
+    async def renew(self, jti: str, now: float, lease_until: float, *,
+                    claimed_at: float | None = None) -> bool:
+        return self._update(jti, lambda r: r.status_at(now) == "claimed" and _held(r, claimed_at),
                             lease_expires_at=_lease(lease_until))
 
-    async def release(self, jti: str) -> bool:
-        return self._update(jti, lambda r: r.status == "claimed", status="outstanding",
-                            claimed_at=None, lease_expires_at=None, decision=None,
-                            answered_by=None)
+    async def release(self, jti: str, *, claimed_at: float | None = None) -> bool:
+        return self._update(jti, lambda r: r.status == "claimed" and _held(r, claimed_at),
+                            status="outstanding", claimed_at=None, lease_expires_at=None,
+                            decision=None, answered_by=None)
 
-    async def interrupt(self, jti: str, now: float) -> bool:
-        return self._update(jti, lambda r: r.status == "claimed", status="interrupted")
+    async def interrupt(self, jti: str, now: float, *, claimed_at: float | None = None) -> bool:
+        return self._update(jti, lambda r: r.status == "claimed" and _held(r, claimed_at),
+                            status="interrupted")
 
     def _update(self, jti: str, when: Callable[[PauseRecord], bool], **changes: Any) -> bool:
         """Change a row if ``when`` holds; no await inside, so no other task sees it half-done."""
@@ -347,7 +349,7 @@ class MemoryStore:
 
     def _finishable(self, finish: Finish) -> PauseRecord:
         record = self._pauses.get(finish.jti)
-        if record is None or record.status != "claimed":
+        if record is None or record.status != "claimed" or not _held(record, finish.claimed_at):
             raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
         return record
 
@@ -358,6 +360,11 @@ class MemoryStore:
 
 def _pending(entry: OutboxEntry) -> bool:
     return entry.delivered_at is None and entry.failed_at is None
+
+
+def _held(record: PauseRecord, claimed_at: float | None) -> bool:
+    """As :data:`symfonic.stores.sql.HELD`: the claim made at ``claimed_at`` (any, when None)."""
+    return claimed_at is None or record.claimed_at == claimed_at
 
 
 def _lease(lease_until: float) -> float | None:

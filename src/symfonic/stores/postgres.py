@@ -188,14 +188,16 @@ class PostgresStore(PostgresTasks):
             return Claim(won=True, record=sql.record_of(rows[0]))
         return Claim(won=False, record=await self.get(jti))
 
-    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
-        return await self._rowcount(_S["RENEW"], (sql.lease_of(lease_until), jti, now)) == 1
+    async def renew(self, jti: str, now: float, lease_until: float, *,
+                    claimed_at: float | None = None) -> bool:
+        return await self._rowcount(_S["RENEW"], (sql.lease_of(lease_until), jti, now,
+                                                  claimed_at, claimed_at)) == 1
 
-    async def release(self, jti: str) -> bool:
-        return await self._rowcount(_S["RELEASE"], (jti,)) == 1
+    async def release(self, jti: str, *, claimed_at: float | None = None) -> bool:
+        return await self._rowcount(_S["RELEASE"], (jti, claimed_at, claimed_at)) == 1
 
-    async def interrupt(self, jti: str, now: float) -> bool:
-        return await self._rowcount(_S["INTERRUPT"], (jti,)) == 1
+    async def interrupt(self, jti: str, now: float, *, claimed_at: float | None = None) -> bool:
+        return await self._rowcount(_S["INTERRUPT"], (jti, claimed_at, claimed_at)) == 1
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
         async def write(conn: Connection) -> list[Reader]:

@@ -88,7 +88,7 @@ async def finish(conn: Connection, outcome: Finish) -> None:
     what = (f"pause {_literal(outcome.jti)} is not claimed; its outcome cannot be recorded "
             "(%s rows matched)")
     await conn.execute(_FINISH, (outcome.status, outcome.finished_at, sql.dump_json(outcome.outcome),
-                                 outcome.jti, what))
+                                 outcome.jti, outcome.claimed_at, outcome.claimed_at, what))
 
 
 def _literal(text: str) -> str:

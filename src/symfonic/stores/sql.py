@@ -172,17 +172,24 @@ LAPSED = "(status = 'interrupted' OR (status = 'claimed' AND lease_expires_at <=
 """A turn waiting for recovery: interrupted, or claimed with a lapsed lease (one parameter: now)."""
 RECLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ? "
            f"WHERE jti = ? AND {LAPSED} RETURNING {PAUSE_COLUMNS}")
+HELD = " AND (CAST(? AS DOUBLE PRECISION) IS NULL OR claimed_at = CAST(? AS DOUBLE PRECISION))"
+"""Ends a holder's write (renew, release, interrupt, finish): it applies only to the claim that
+holder won, told by its ``claimed_at``, never to a later claim a recovery made after the holder's
+lease lapsed (two parameters, both that ``claimed_at``; NULL for an unfenced write). Without it a
+holder that stalled past its lease would renew, or finish, the recovery's claim and run on beside
+it."""
 RENEW = ("UPDATE symfonic_pauses SET lease_expires_at = ? WHERE jti = ? AND status = 'claimed' "
-         "AND (lease_expires_at IS NULL OR lease_expires_at > ?)")
+         "AND (lease_expires_at IS NULL OR lease_expires_at > ?)" + HELD)
 RELEASE = ("UPDATE symfonic_pauses SET status = 'outstanding', claimed_at = NULL, "
            "lease_expires_at = NULL, decision = NULL, answered_by = NULL "
-           "WHERE jti = ? AND status = 'claimed'")
+           "WHERE jti = ? AND status = 'claimed'" + HELD)
 ANSWERED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND claimed_at IS NOT NULL "
             "ORDER BY claimed_at DESC, jti DESC LIMIT ?")
 """A scope's answered pauses, the latest answer first (on the partial index of version 5)."""
-INTERRUPT = "UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti = ? AND status = 'claimed'"
+INTERRUPT = ("UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti = ? AND status = 'claimed'"
+             + HELD)
 FINISH = ("UPDATE symfonic_pauses SET status = ?, finished_at = ?, outcome = ? "
-          "WHERE jti = ? AND status = 'claimed'")
+          "WHERE jti = ? AND status = 'claimed'" + HELD)
 LIST_OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? "
                     "AND status = 'outstanding' AND expires_at > ? AND (issued_at, jti) > (?, ?) "
                     "ORDER BY issued_at, jti LIMIT ?")

@@ -153,14 +153,16 @@ class SQLiteStore(SQLiteTasks):
 
         return await self._write(write)
 
-    async def renew(self, jti: str, now: float, lease_until: float) -> bool:
-        return await self._changed(sql.RENEW, (sql.lease_of(lease_until), jti, now))
+    async def renew(self, jti: str, now: float, lease_until: float, *,
+                    claimed_at: float | None = None) -> bool:
+        return await self._changed(sql.RENEW, (sql.lease_of(lease_until), jti, now,
+                                               claimed_at, claimed_at))
 
-    async def release(self, jti: str) -> bool:
-        return await self._changed(sql.RELEASE, (jti,))
+    async def release(self, jti: str, *, claimed_at: float | None = None) -> bool:
+        return await self._changed(sql.RELEASE, (jti, claimed_at, claimed_at))
 
-    async def interrupt(self, jti: str, now: float) -> bool:
-        return await self._changed(sql.INTERRUPT, (jti,))
+    async def interrupt(self, jti: str, now: float, *, claimed_at: float | None = None) -> bool:
+        return await self._changed(sql.INTERRUPT, (jti, claimed_at, claimed_at))
 
     async def _changed(self, statement: str, parameters: tuple[Any, ...]) -> bool:
         return await self._write(lambda c: c.execute(statement, parameters).rowcount == 1)
@@ -318,6 +320,7 @@ def _append(conn: sqlite3.Connection, tail: TranscriptTail) -> None:
 
 def _finish(conn: sqlite3.Connection, finish: Finish) -> None:
     changed = conn.execute(sql.FINISH, (finish.status, finish.finished_at,
-                                        sql.dump_json(finish.outcome), finish.jti)).rowcount
+                                        sql.dump_json(finish.outcome), finish.jti,
+                                        finish.claimed_at, finish.claimed_at)).rowcount
     if changed != 1:
         raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")

@@ -283,6 +283,27 @@ class StoreConformance(OutboxConformance, KeysConformance, AccountsConformance, 
         assert await store.release(stopped.record.jti) is False
         assert (await store.reclaim(stopped.record.jti, NOW)).won
 
+    async def test_a_holder_whose_claim_was_taken_over_changes_nothing(self, store: Any) -> None:
+        """The first holder stalled past its lease and a recovery reclaimed the row: whatever the
+        first holder then writes, naming the claim it won, leaves the recovery's claim alone."""
+        issue = pause_issue()
+        await store.issue(issue)
+        jti = issue.record.jti
+        await store.claim(jti, NOW, lease_until=NOW + 30)
+        assert (await store.reclaim(jti, NOW + 40, lease_until=NOW + 70)).won
+        assert await store.renew(jti, NOW + 41, NOW + 71, claimed_at=NOW) is False
+        assert await store.interrupt(jti, NOW + 41, claimed_at=NOW) is False
+        assert await store.release(jti, claimed_at=NOW) is False
+        with pytest.raises(StoreError):
+            await store.finish(Finish(jti=jti, status="completed", outcome={}, finished_at=NOW + 41,
+                                      claimed_at=NOW))
+        row = await store.get(jti)
+        assert (row.status, row.claimed_at, row.lease_expires_at) == ("claimed", NOW + 40, NOW + 70)
+        assert await store.renew(jti, NOW + 42, NOW + 72, claimed_at=NOW + 40) is True
+        await store.finish(Finish(jti=jti, status="completed", outcome={}, finished_at=NOW + 43,
+                                  claimed_at=NOW + 40))
+        assert (await store.get(jti)).status == "completed"
+
     async def test_sweep_marks_lapsed_claims_interrupted(self, store: Any) -> None:
         issue, forever = pause_issue(session="a"), pause_issue(session="b")
         for each in (issue, forever):

@@ -5,9 +5,12 @@ a pause from ever being stuck or run twice:
 
 - **The lease.** The claim lapses unless renewed; a task renews it every third of its length while
   the turn runs. A holder that dies (``kill -9``, a lost database) stops renewing, the lease
-  lapses, and the pause is ``interrupted``: listed, and recoverable once. A holder whose renewal is
-  refused (its lease already lapsed) stops the turn with :class:`ClaimLost`, so a recovery
-  elsewhere can never overlap it.
+  lapses, and the pause is ``interrupted``: listed, and recoverable once. A holder stops the turn
+  with :class:`ClaimLost` as soon as its renewal is refused, or, by its own monotonic clock, the
+  lease it last secured has run out (a stalled process, a blocked event loop: a recovery
+  elsewhere may already hold the turn). Every write a holder makes to the row (renew, give back,
+  interrupt, record the outcome) names the claim it won by its ``claimed_at``, so a holder that
+  wakes after a recovery took over can change nothing of the recovery's claim.
 - **Durable progress.** Each tool's result is appended to the transcript as soon as the tool
   completes (one commit per tool call that ran; answers and refusals are carried along with the
   next), so a crash after a refund never loses the fact that it ran: recovery reads it back
@@ -65,8 +68,17 @@ class ClaimedTurn:
     """Taken over from an earlier holder (a recovery, a replayed segment): part of the turn may
     be applied already, so giving up never hands the pause back to ``outstanding``, where a
     resume would run the turn again from the pause; it stays ``interrupted``."""
+    claimed_at: float | None = None
+    """When this holder's claim was made (the row's ``claimed_at``): the fence on its writes."""
     _lost: bool = field(default=False, init=False)
     _settled: bool = field(default=False, init=False)
+    _held_until: float = field(default=float("inf"), init=False)
+    """The event loop's clock when the lease last secured runs out (monotonic: a wall clock set
+    back, or a host's skew, cannot extend it)."""
+
+    def __post_init__(self) -> None:
+        # Made just after the claim was won: its lease runs from about now.
+        self._held_until = asyncio.get_running_loop().time() + self.lease
 
     def events(self, turn: PreparedTurn, history: Sequence[Message],
                resume: RoundResume) -> ClaimedStream:
@@ -80,11 +92,7 @@ class ClaimedTurn:
         async def progress(event: RunEvent, runner: InvocationRunner) -> None:
             if not runner_seen:
                 runner_seen.append(runner)
-            if self._lost:
-                # Leave the row alone: a recovery may hold it by now.
-                self._settled = True
-                measures.resumed(self.agent, "interrupted")
-                raise ClaimLost(f"the claim on pause {self.jti} lapsed; the turn stopped")
+            self._check_held()
             # Only once a tool body has run: until then nothing is applied, and a cancelled turn
             # can give the pause back with nothing of it stored.
             if isinstance(event, ToolCallCompleted) and runner.tools_started:
@@ -93,6 +101,7 @@ class ClaimedTurn:
         async def finalize(terminal: RunEvent, runner: InvocationRunner) -> None:
             if not runner_seen:
                 runner_seen.append(runner)
+            self._check_held()
             await self._record(terminal, runner)
 
         renewing = asyncio.create_task(self._renew(), name=f"symfonic-lease-{self.jti}")
@@ -110,12 +119,27 @@ class ClaimedTurn:
             with contextlib.suppress(asyncio.CancelledError):
                 await renewing
 
+    def _check_held(self) -> None:
+        """Stop the turn if its claim is gone: refused at renewal, or run out unrenewed.
+
+        Raises:
+            ClaimLost: the row is left alone, for a recovery may hold it by now.
+        """
+        if not self._lost and asyncio.get_running_loop().time() < self._held_until:
+            return
+        self._lost = self._settled = True
+        measures.resumed(self.agent, "interrupted")
+        raise ClaimLost(f"the claim on pause {self.jti} lapsed; the turn stopped")
+
     async def _renew(self) -> None:
+        loop = asyncio.get_running_loop()
         interval = self.lease / 3
         while True:
             await asyncio.sleep(interval)
+            asked_at, now = loop.time(), self.clock()
             try:
-                renewed = await self.store.renew(self.jti, self.clock(), self.clock() + self.lease)
+                renewed = await self.store.renew(self.jti, now, now + self.lease,
+                                                 claimed_at=self.claimed_at)
             except StoreError as failed:  # keep trying: the lease covers a brief outage
                 logger.warning("renewing the claim on pause %s failed: %s", self.jti, failed)
                 continue
@@ -123,6 +147,8 @@ class ClaimedTurn:
                 logger.error("the claim on pause %s lapsed; stopping its turn", self.jti)
                 self._lost = True
                 return
+            # Counted from when it was asked for: the row's lease may run from then.
+            self._held_until = asked_at + self.lease
 
     async def _store_progress(self, runner: InvocationRunner) -> None:
         """Store what the turn did so far; a tool ran, so failing here leaves its outcome unknown.
@@ -158,6 +184,7 @@ class ClaimedTurn:
         what it became instead: ``interrupted``, by :meth:`_give_up`)."""
         if isinstance(terminal, Completed):
             finish = Finish(jti=self.jti, status="completed", finished_at=self.clock(),
+                            claimed_at=self.claimed_at,
                             outcome={"output": terminal.output, "run_id": terminal.run_id,
                                      "usage": terminal.usage.to_dict()})
             await self._record_completion(finish, self._fresh(runner))
@@ -205,7 +232,8 @@ class ClaimedTurn:
         self._settled = True
         try:
             await self.store.finish(Finish(jti=self.jti, status="failed", finished_at=self.clock(),
-                                           outcome={"error": error, "run_id": run_id}))
+                                           outcome={"error": error, "run_id": run_id},
+                                           claimed_at=self.claimed_at))
         except StoreError:
             logger.exception("pause %s could not be recorded failed; its lease will lapse and "
                              "leave it interrupted", self.jti)
@@ -229,9 +257,9 @@ class ClaimedTurn:
         try:
             async with asyncio.timeout_at(deadline):
                 if applied or self.reclaimed:
-                    await self.store.interrupt(self.jti, self.clock())
+                    await self.store.interrupt(self.jti, self.clock(), claimed_at=self.claimed_at)
                 else:
-                    await self.store.release(self.jti)
+                    await self.store.release(self.jti, claimed_at=self.claimed_at)
         except (StoreError, TimeoutError) as failed:
             logger.warning("pause %s stays claimed until its lease lapses: %s", self.jti, failed)
 

@@ -232,12 +232,13 @@ class LedgerContinuation:
         if isinstance(history, BaseException):
             # Claimed, and nothing ran: give the pause back rather than leave it claimed.
             with contextlib.suppress(StoreError):
-                await store.release(claims.jti)
+                await store.release(claims.jti, claimed_at=now)
             raise history
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision},
                              usage=state.usage)
         claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope, agent=agent.spec.name,
-                              session_id=state.session_id, clock=self._clock, lease=self._lease)
+                              session_id=state.session_id, clock=self._clock, lease=self._lease,
+                              claimed_at=now)
         return claimed.events(turn, history, resume)
 
     async def recover(self, token: str) -> RunOutcome:
@@ -337,7 +338,8 @@ class LedgerContinuation:
             refuse(claim.record, now) if claim.record else unknown(claims.jti)
         claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope, agent=agent.spec.name,
                               session_id=state.session_id, clock=self._clock, lease=self._lease,
-                              stored_upto=len(stored) if replay else 0, reclaimed=True)
+                              stored_upto=len(stored) if replay else 0, reclaimed=True,
+                              claimed_at=now)
         return claimed.events(turn, history, resume)
 
     async def _record(self, store: Store, claims: PauseClaims) -> PauseRecord:
