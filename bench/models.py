@@ -22,7 +22,7 @@ from tests.models.standin import ToolCall as ScriptedCall
 
 from symfonic import Message, ToolCall
 from symfonic.kernel.model import Model
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models.anthropic import AnthropicModel
 from symfonic.models.openai import OpenAIChatModel, OpenAIResponsesModel
 

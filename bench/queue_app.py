@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from symfonic import AgentSpec, Host, ModelReply
 from symfonic.kernel.messages import Message
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.workers import WorkerOptions
 

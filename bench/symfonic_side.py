@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.workload import ANSWER, FINAL_PREFIX, QUESTION, SECRET, USER_INPUT, history_roles
 from symfonic import ASK_USER, AgentSpec, Host, HumanInteraction, Message, ModelReply, Scope, ToolCall
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.services.conversation import TranscriptTail
 from symfonic.tools import tool

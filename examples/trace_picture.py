@@ -28,9 +28,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from symfonic import AgentSpec, Host, HumanInteraction, ModelReply, Scope, ToolCall
 from symfonic.kernel.messages import Message, Usage
-from symfonic.kernel.tooling import ToolSchema
 from symfonic.models import FunctionModel
-from symfonic.tools import tool
+from symfonic.tools import ToolSchema, tool
 
 
 @tool

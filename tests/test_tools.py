@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from symfonic import Scope, tool
 from symfonic.kernel.plan import DuplicateToolName, Services, compile_plan
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation
+from symfonic.kernel.tool_contract import ToolArgumentsInvalid, ToolInvocation
 
 REQUEST = TurnRequest(run_id="r", root_run_id="r", session_id="s", thread_id="s",
                       scope=Scope(tenant="acme"))
@@ -81,3 +81,14 @@ async def test_results_are_rendered_for_the_model() -> None:
         return Address(city="Rome")
 
     assert await model_result.invoke({}, INVOCATION) == '{"city":"Rome"}'
+
+
+def test_the_tool_contract_is_one_import_and_keeps_its_earlier_path() -> None:
+    import symfonic.kernel.tool_contract as contract
+    import symfonic.kernel.tooling as earlier
+    import symfonic.tools as tools
+
+    for name in earlier.__all__:
+        assert getattr(earlier, name) is getattr(contract, name)
+    for name in ("Tool", "ToolSchema", "ToolInvocation", "ToolArgumentsInvalid"):
+        assert getattr(tools, name) is getattr(contract, name)

@@ -36,7 +36,7 @@ from symfonic.kernel.model import Model, ModelError, ModelProtocolError, OutputI
 from symfonic.kernel.plan import DuplicateToolName
 from symfonic.kernel.runner import RoundLimitExceeded, TurnTimedOut
 from symfonic.kernel.scope import Scope
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInputRequired, Toolset, ToolTimedOut
+from symfonic.kernel.tool_contract import ToolArgumentsInvalid, ToolInputRequired, Toolset, ToolTimedOut
 from symfonic.models.errors import (
     ModelAuthFailed,
     ModelRateLimited,

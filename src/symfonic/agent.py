@@ -31,7 +31,7 @@ from symfonic.kernel.plan import Capability, Plan, Services, compile_plan
 from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import Tool, Toolset
+from symfonic.kernel.tool_contract import Tool, Toolset
 from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.background import SubmittedRun
 from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail

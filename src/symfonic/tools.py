@@ -17,7 +17,19 @@ from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema, ToolTimedOut
+from symfonic.kernel.tool_contract import (
+    Tool,
+    ToolArgumentsInvalid,
+    ToolInputRequired,
+    ToolInvocation,
+    ToolSchema,
+    ToolTimedOut,
+)
+
+__all__ = ["FunctionTool", "Tool", "ToolArgumentsInvalid", "ToolInputRequired", "ToolInvocation",
+           "ToolSchema", "ToolTimedOut", "current_invocation", "tool"]
+"""The decorator, and the contract a tool class written by hand meets (from
+:mod:`symfonic.kernel.tool_contract`): one import for everything about tools."""
 
 ToolFunction = Callable[..., Any]
 _INVOCATION: ContextVar[ToolInvocation | None] = ContextVar("symfonic_tool_call", default=None)

@@ -58,7 +58,7 @@ from typing import Any
 
 from symfonic import AgentSpec, Host, HumanInteraction, Message, ModelReply, Scope, ToolCall, tool
 from symfonic.capabilities.human.tokens import TokenKeys
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.platform.continuation import PauseAlreadyResumed
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from starlette.types import ASGIApp
 
 from symfonic import AgentSpec, Host, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from symfonic import AgentSpec, Host, Message, ModelReply, ToolCall, tool
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.transports.http.server import run_server
 

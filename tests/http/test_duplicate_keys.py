@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from symfonic import AgentSpec, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
 from symfonic.examples.support import support_agent
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.transports.http.strict_json import NotStrictJSON, parse
 from tests.http.helpers import (

@@ -13,7 +13,7 @@ from playwright.async_api import Browser, Page, Request, Route, expect
 
 from symfonic import AgentSpec, HumanInteraction, Message, ModelReply, ToolCall, tool
 from symfonic.examples.support import support_agent
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from tests.http.helpers import LiveServer, ServerFactory, paused_run, refund_lines
 

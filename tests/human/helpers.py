@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from symfonic import AgentSpec, HumanInteraction, Interrupt, Message, ModelReply, ToolCall, tool
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 
 SECRET = "test-secret-0123456789abcdef"

@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from symfonic import Agent, Host, Paused, Scope, ToolCallCompleted
-from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
+from symfonic.capabilities.human.issuing import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.kernel.plan import Services
 from symfonic.platform.standalone import MemoryRuntime

@@ -9,7 +9,7 @@ import pytest
 
 from symfonic import Scope
 from symfonic.capabilities.human import HumanInteractionError
-from symfonic.capabilities.human.capability import PauseEvent
+from symfonic.capabilities.human.issuing import PauseEvent
 from symfonic.capabilities.human.pausing import PauseBinding, TurnDraft, pause_handler
 from symfonic.capabilities.human.tokens import IssuedPause, PauseClaims
 from symfonic.kernel.interrupts import InvocationPaused

@@ -26,7 +26,7 @@ from symfonic import (
 )
 from symfonic.agent import Agent, prepare_turn
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema
+from symfonic.kernel.tool_contract import Tool, ToolInvocation, ToolSchema
 from symfonic.models import FunctionModel
 from tests.human.helpers import SECRET, lookup, record, recorded
 

@@ -30,7 +30,7 @@ from symfonic import (
     tool,
 )
 from symfonic.kernel.messages import MESSAGE_FORMAT, ProviderItems
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.services.conversation import StoredFormatError
 from symfonic.stores.sql import messages_of

@@ -28,7 +28,7 @@ from symfonic import (
 from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
 from symfonic.kernel.plan import Contribution, RunEnvironment
 from symfonic.kernel.stages import StageContext, StageResult, no_change
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel, ScriptedModel, TextChunk
 
 ACME = Scope(tenant="acme")

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 
 from symfonic import Agent, AgentSpec, Message, ModelReply, Scope, ToolCall, ToolCallCompleted, tool
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 
 ACME = Scope(tenant="acme")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from symfonic import Agent, AgentSpec, Message, ModelReply, Scope, ToolCall, tool
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.kernel.windows import Joined, Window
 from symfonic.models import FunctionModel
 

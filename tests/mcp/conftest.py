@@ -17,7 +17,7 @@ import pytest
 
 from symfonic import Scope
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import ToolInvocation
+from symfonic.kernel.tool_contract import ToolInvocation
 from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio, MCPTool
 
 SERVER = Path(__file__).parent / "servers" / "tools_server.py"

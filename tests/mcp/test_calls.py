@@ -11,7 +11,7 @@ from mcp_types import CONNECTION_CLOSED, HEADER_MISMATCH, INVALID_PARAMS, REQUES
 from pydantic import BaseModel, ValidationError
 
 from symfonic.errors import SymfonicError
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolTimedOut
+from symfonic.kernel.tool_contract import ToolArgumentsInvalid, ToolTimedOut
 from symfonic.toolsets.mcp import MCPConnectionError, MCPServerHTTP, MCPToolError
 from symfonic.toolsets.mcp.errors import translate
 from tests.mcp.conftest import MakeStdio, ServerLog, invocation, tools_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from symfonic.kernel.tooling import ToolInputRequired
+from symfonic.kernel.tool_contract import ToolInputRequired
 from symfonic.toolsets.mcp import MCPServerHTTP
 from tests.mcp.conftest import HTTPServer, ServerLog, eventually, invocation, tools_of
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from symfonic.kernel.tooling import ToolInputRequired
+from symfonic.kernel.tool_contract import ToolInputRequired
 from symfonic.toolsets.mcp import STATE_VERSION, MCPServerHTTP, MCPToolError
 from symfonic.toolsets.mcp.input_required import resume
 from tests.mcp.conftest import MakeStdio, ServerLog, invocation, tools_of

@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 
-from symfonic.kernel.tooling import Toolset
+from symfonic.kernel.tool_contract import Toolset
 from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio
 from tests.mcp.conftest import MakeStdio, ServerLog, eventually, invocation, tools_of
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from symfonic import AgentSpec, Host, HumanInteraction, Message, ModelReply, ToolCall
-from symfonic.kernel.tooling import ToolSchema, Toolset
+from symfonic.kernel.tool_contract import ToolSchema, Toolset
 from symfonic.models import FunctionModel
 from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio
 from tests.mcp.conftest import SERVER

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from symfonic import AgentSpec, HumanInteraction, Message, ModelReply, ToolCall
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 
 

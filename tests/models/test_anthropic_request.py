@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter
 from symfonic import Message, ToolCall, Usage
 from symfonic.kernel.messages import ProviderItems
 from symfonic.kernel.model import OutputSpec
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import ModelSettings, ModelUnavailable, TextChunk, complete, infer_model
 from symfonic.models.anthropic import AnthropicModel
 from symfonic.models.anthropic.request import OPENING, build_request, convert_transcript

@@ -22,7 +22,7 @@ from symfonic import (
     ToolCall,
 )
 from symfonic.kernel.messages import Message, Usage
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.observability import CONTENT_VARIABLE
 from symfonic.observability.measures import INTERVAL_VARIABLE

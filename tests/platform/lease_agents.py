@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from symfonic import AgentSpec, HumanInteraction, Message, ModelReply, ToolCall, tool
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema
+from symfonic.kernel.tool_contract import ToolArgumentsInvalid, ToolInvocation, ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.tools import current_invocation
 

@@ -54,7 +54,7 @@ async def test_typed_interrupts_validate_strictly(host: Host, answer: Any) -> No
 
 @pytest.mark.parametrize("amount", [math.nan, math.inf, -math.inf])
 def test_a_tool_refuses_nan_and_infinities(amount: float) -> None:
-    from symfonic.kernel.tooling import ToolArgumentsInvalid
+    from symfonic.kernel.tool_contract import ToolArgumentsInvalid
 
     with pytest.raises(ToolArgumentsInvalid):
         refund.validate({"order_id": 7, "amount": amount})

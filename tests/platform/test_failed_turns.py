@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from symfonic import AgentSpec, Host, Message, ModelReply, ModelUnavailable, Scope, ToolCall, tool
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 
 ACME = Scope(tenant="acme")

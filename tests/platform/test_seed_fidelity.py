@@ -28,10 +28,10 @@ from symfonic import (
     TurnStateFormatError,
     UnknownPauseToken,
 )
-from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
+from symfonic.capabilities.human.issuing import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.kernel.plan import Contribution, RunEnvironment, Services
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.platform.continuation import ContinuationService, PauseTicket
 from symfonic.platform.standalone import MemoryRuntime

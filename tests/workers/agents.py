@@ -18,7 +18,7 @@ from pathlib import Path
 from symfonic import AgentSpec, Host, HumanInteraction, ModelReply, Scope, ToolCall, tool
 from symfonic.kernel.events import RunEvent
 from symfonic.kernel.messages import Message
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.tools import current_invocation
 from symfonic.workers import WorkerOptions

@@ -27,7 +27,7 @@ from pathlib import Path
 from symfonic.agent import AgentSpec
 from symfonic.capabilities.human import HumanInteraction
 from symfonic.kernel.messages import Message, ModelReply, ToolCall
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.host import Host

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from symfonic.errors import SymfonicError
 from symfonic.kernel.messages import Message, ModelReply, StreamItem
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 
 __all__ = ["Model", "ModelError", "ModelProtocolError", "OutputInvalid", "OutputSpec", "complete"]
 

@@ -15,7 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from symfonic.errors import SymfonicError
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.stages import Stage, StageContext, TurnRequest
-from symfonic.kernel.tooling import Tool, ToolInputRequired
+from symfonic.kernel.tool_contract import Tool, ToolInputRequired
 
 T = TypeVar("T")
 

@@ -38,7 +38,7 @@ from symfonic.kernel.stages import (
     TurnRequest,
     run_stages,
 )
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInputRequired, ToolInvocation
+from symfonic.kernel.tool_contract import ToolArgumentsInvalid, ToolInputRequired, ToolInvocation
 from symfonic.kernel.windows import Joined, ReadOnlyMessages, Window
 
 logger = logging.getLogger("symfonic.kernel")

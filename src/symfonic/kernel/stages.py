@@ -65,13 +65,13 @@ class AnsweredCall:
 
 @dataclass(frozen=True, kw_only=True)
 class ContinuedCall:
-    """A call that ran, stopped to ask for input (:class:`~symfonic.kernel.tooling.ToolInputRequired`)
+    """A call that ran, stopped to ask for input (:class:`~symfonic.kernel.tool_contract.ToolInputRequired`)
     and is now finished with the answer: invoked again with ``continuation``.
 
     Attributes:
         arguments: The arguments the call ran with (a person's edit included).
         continuation: ``{"state": ..., "answer": ...}``, handed to the tool as
-            :attr:`~symfonic.kernel.tooling.ToolInvocation.continuation`.
+            :attr:`~symfonic.kernel.tool_contract.ToolInvocation.continuation`.
     """
 
     call_id: str

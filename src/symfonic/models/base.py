@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
 from symfonic.kernel.model import OutputSpec
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 
 __all__ = ["CompleteOnlyModel"]
 

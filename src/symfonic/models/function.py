@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from symfonic.kernel.messages import Message, ModelReply
 from symfonic.kernel.model import ModelError
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.kernel.windows import ReadOnlyMessages
 from symfonic.models.base import CompleteOnlyModel
 

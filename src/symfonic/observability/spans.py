@@ -40,7 +40,7 @@ from symfonic.kernel.messages import Message, ModelReply, StreamItem
 from symfonic.kernel.model import Model, OutputSpec, stream_of
 from symfonic.kernel.plan import Plan
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import ToolInputRequired, ToolInvocation, ToolSchema, WrappedTool
+from symfonic.kernel.tool_contract import ToolInputRequired, ToolInvocation, ToolSchema, WrappedTool
 from symfonic.observability.otel import API, active, api, capture_content, instruments, tracer
 
 __all__ = ["TracedModel", "TracedTool", "current_trace_parent", "describe_model", "instrumented",

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import timedelta
 
 from symfonic.agent import Agent, AgentSpec
-from symfonic.capabilities.human.capability import PAUSE_WIRING, PauseWiring
+from symfonic.capabilities.human.issuing import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.kernel.events import Paused, RunEvent

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 
-from symfonic.capabilities.human.capability import pause_notification
+from symfonic.capabilities.human.issuing import pause_notification
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import AnsweredCall

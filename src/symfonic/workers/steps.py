@@ -31,7 +31,7 @@ from dbos import DBOS
 from symfonic.agent import AgentSpec
 from symfonic.kernel.messages import Message, ModelReply, StreamItem, TextChunk
 from symfonic.kernel.model import Model, OutputSpec, complete, stream_of
-from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema, Toolset, WrappedTool
+from symfonic.kernel.tool_contract import Tool, ToolInvocation, ToolSchema, Toolset, WrappedTool
 from symfonic.platform.continuation.recovery import INTERRUPTED
 
 __all__ = ["StepModel", "StepTool", "StepToolset", "durable_spec"]

@@ -1,16 +1,16 @@
 """Stopping a turn to ask a person: ``ask_user``, typed interrupts and tool approvals."""
 
-from symfonic.capabilities.human.capability import (
-    PAUSE_WIRING,
-    HumanInteractionCapability,
-    PauseWiring,
-)
 from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.errors import (
     AnswerInvalid,
     HumanInteractionError,
     InteractionPayloadInvalid,
     NoCheckpointAvailable,
+)
+from symfonic.capabilities.human.issuing import (
+    PAUSE_WIRING,
+    HumanInteractionCapability,
+    PauseWiring,
 )
 from symfonic.capabilities.human.typed_interrupts import ASK_USER, ApprovalAnswer, Interrupt
 

@@ -11,7 +11,7 @@ contributes two halves, and both are needed:
 
 When the stage declines, the round's tool bodies run instead, and those bodies answer the model
 with a refusal it can act on. What the stage is bound to for one run (the ledger, the signer, the
-binding) is :mod:`~symfonic.capabilities.human.capability`.
+binding) is :mod:`~symfonic.capabilities.human.issuing`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from symfonic.capabilities.human.capability import (
+from symfonic.capabilities.human.issuing import (
     PAUSE_WIRING,
     HumanInteractionCapability,
     unwired,
@@ -36,7 +36,7 @@ from symfonic.capabilities.human.typed_interrupts import (
     typed_spec,
 )
 from symfonic.kernel.plan import Contribution, RunEnvironment
-from symfonic.kernel.tooling import Tool, ToolInvocation, ToolSchema
+from symfonic.kernel.tool_contract import Tool, ToolInvocation, ToolSchema
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,7 +2,7 @@
 
 The pause stage (:mod:`~symfonic.capabilities.human.pausing`) stops a round *before* its tools run,
 for a question the model asked. Here the question is the tool's: it ran, could not finish, and
-raised :class:`~symfonic.kernel.tooling.ToolInputRequired` with what to ask, the schema of the
+raised :class:`~symfonic.kernel.tool_contract.ToolInputRequired` with what to ask, the schema of the
 answer and the state it needs to finish. The pause is stored the same way (turn state, transcript
 tail and ledger row in one write, ``resumable`` copied from that write's report); the tool's state
 goes into the turn state, and the resumed call gets it back with the validated answer.
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from symfonic.capabilities.human.capability import HumanInteractionCapability
 from symfonic.capabilities.human.errors import HumanInteractionError
+from symfonic.capabilities.human.issuing import HumanInteractionCapability
 from symfonic.capabilities.human.json_schemas import schema_problem
 from symfonic.capabilities.human.pausing import PauseBinding, published, turn_draft
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec, tool_input_spec
@@ -27,7 +27,7 @@ from symfonic.kernel.interrupts import InterruptKind, InvocationPaused
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.plan import ToolInputHandler
 from symfonic.kernel.stages import StageContext
-from symfonic.kernel.tooling import ToolInputRequired
+from symfonic.kernel.tool_contract import ToolInputRequired
 
 INPUT_KINDS: dict[str, InterruptKind] = {"tool_input": "tool_input", "mcp_input": "mcp_input"}
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from symfonic.capabilities.human.errors import AnswerInvalid, InteractionPayloadInvalid
 from symfonic.capabilities.human.json_schemas import check_json
 from symfonic.kernel.interrupts import InterruptKind
-from symfonic.kernel.tooling import Tool, ToolArgumentsInvalid
+from symfonic.kernel.tool_contract import Tool, ToolArgumentsInvalid
 
 ASK_USER = "ask_user"
 """The reserved name of the free-form question tool."""

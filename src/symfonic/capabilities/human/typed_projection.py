@@ -18,7 +18,7 @@ from symfonic.capabilities.human.errors import AnswerInvalid
 from symfonic.capabilities.human.typed_interrupts import ApprovalAnswer, InteractionSpec
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall, ContinuedCall, Resolution
-from symfonic.kernel.tooling import ToolArgumentsInvalid
+from symfonic.kernel.tool_contract import ToolArgumentsInvalid
 
 
 def project(spec: InteractionSpec, call: ToolCall, answer: Any, *,

@@ -9,7 +9,7 @@ import httpx2
 
 from symfonic.kernel.messages import Message, StreamItem, TextChunk
 from symfonic.kernel.model import OutputSpec
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models.anthropic.errors import to_model_error
 from symfonic.models.anthropic.request import PROVIDER, build_request
 from symfonic.models.anthropic.stream import StreamReader

@@ -23,7 +23,7 @@ import anthropic
 
 from symfonic.kernel.messages import Message
 from symfonic.kernel.model import OutputSpec
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models.settings import ModelSettings
 
 __all__ = ["DEFAULT_MAX_TOKENS", "PROVIDER", "MessagesRequest", "build_request", "convert_transcript"]

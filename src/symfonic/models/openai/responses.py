@@ -38,7 +38,7 @@ from openai.types.responses import (
 
 from symfonic.kernel.messages import Message, StreamItem, TextChunk, Usage
 from symfonic.kernel.model import OutputSpec
-from symfonic.kernel.tooling import ToolSchema
+from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models.assembly import ReplyAssembly
 from symfonic.models.openai.common import (
     ClientSlot,

@@ -24,7 +24,7 @@ from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.stages import AnsweredCall, ApprovedCall, ContinuedCall, Resolution
-from symfonic.kernel.tooling import Tool
+from symfonic.kernel.tool_contract import Tool
 from symfonic.services.turn_state import TurnState, resolution_from_dict
 
 INTERRUPTED = ("Error: this call was interrupted (the process running it stopped) and it may or "

@@ -31,7 +31,7 @@ from symfonic.capabilities.human.typed_projection import project
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
-from symfonic.kernel.tooling import Tool
+from symfonic.kernel.tool_contract import Tool
 from symfonic.observability import measures
 from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.continuation import (

@@ -17,7 +17,7 @@ from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
 from symfonic.errors import SymfonicError
-from symfonic.kernel.tooling import ToolTimedOut
+from symfonic.kernel.tool_contract import ToolTimedOut
 
 __all__ = ["SDK_ERRORS", "MCPConnectionError", "MCPToolError", "connection_lost", "explain", "translate"]
 
@@ -81,7 +81,7 @@ def translate(error: Exception, *, server: str, tool: str, timeout: float) -> Sy
     """The symfonic error for an exception a ``tools/call`` raised.
 
     A lost connection is a :class:`MCPConnectionError` that says the call may have run; a timeout is
-    :class:`~symfonic.kernel.tooling.ToolTimedOut`, as for any tool; everything else the server
+    :class:`~symfonic.kernel.tool_contract.ToolTimedOut`, as for any tool; everything else the server
     refused (an unknown tool, invalid parameters, a state it no longer accepts) or sent unreadably is
     a :class:`MCPToolError` for the model.
     """

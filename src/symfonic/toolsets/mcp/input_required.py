@@ -4,7 +4,7 @@ Since protocol 2026-07-28 a server that needs more from the client answers a ``t
 ``InputRequiredResult``: questions (``input_requests``) and an opaque ``request_state``; the client
 retries the same call with the answers and the state. The SDK's ``Client.call_tool`` answers from
 callbacks within one process; symfonic instead stops the turn there
-(:class:`~symfonic.kernel.tooling.ToolInputRequired`) and resumes it later, maybe on another host,
+(:class:`~symfonic.kernel.tool_contract.ToolInputRequired`) and resumes it later, maybe on another host,
 so the state travels in the turn state and the retry happens once, on resume.
 
 Only a person can answer here, so only form-mode elicitation pauses. Roots are answered at once (an
@@ -40,7 +40,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from symfonic.kernel.tooling import ToolInputRequired
+from symfonic.kernel.tool_contract import ToolInputRequired
 from symfonic.toolsets.mcp.errors import MCPToolError
 
 __all__ = ["KIND", "STATE_VERSION", "automatic_responses", "needs_person", "pause", "resume"]

@@ -26,7 +26,7 @@ from mcp_types import (
 )
 from mcp_types import Tool as ToolDefinition
 
-from symfonic.kernel.tooling import ToolArgumentsInvalid, ToolInvocation, ToolSchema
+from symfonic.kernel.tool_contract import ToolArgumentsInvalid, ToolInvocation, ToolSchema
 from symfonic.toolsets.mcp.connection import Connection
 from symfonic.toolsets.mcp.errors import SDK_ERRORS, MCPToolError, translate
 from symfonic.toolsets.mcp.input_required import automatic_responses, needs_person, pause, resume
@@ -87,7 +87,7 @@ class MCPTool:
         return arguments
 
     async def invoke(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
-        """Call the tool; raise :class:`~symfonic.kernel.tooling.ToolInputRequired` where it needs a
+        """Call the tool; raise :class:`~symfonic.kernel.tool_contract.ToolInputRequired` where it needs a
         person, and finish that call with the answer when invoked again with the continuation.
 
         Raises:
