@@ -41,12 +41,12 @@ async def measure_driver_costs(url: str, statements: int = 3200) -> DriverCosts:
     rounds = max(1, statements // CONCURRENT)
     try:
         for _ in range(CONCURRENT):
-            await store.get("warm-up")
+            await store.ledger.get("warm-up")
         cpu = time.process_time()
         for _ in range(rounds * CONCURRENT):
-            await store.get("absent")
+            await store.ledger.get("absent")
         through_store = (time.process_time() - cpu) / (rounds * CONCURRENT)
-        async with store._pool.connection() as conn:
+        async with store.database._pool.connection() as conn:
             cpu = time.process_time()
             for _ in range(rounds * CONCURRENT):
                 await (await conn.execute(LOOKUP, ("absent",))).fetchall()

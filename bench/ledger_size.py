@@ -191,9 +191,9 @@ async def _templates(subject: SymfonicSubject) -> tuple[Row, Row, str]:
     await subject.pause("template-paused")
     await subject.resume(await subject.pause("template-done"))
     store = await subject.host.store()
-    paused = await store.get((await subject.host.pauses(SCOPE))[0].jti)
-    done = await store.get((await subject.host.answered(SCOPE))[0].jti)
-    state = None if paused is None else await store.load_state(paused.checkpoint_id)
+    paused = await store.ledger.get((await subject.host.pauses(SCOPE))[0].jti)
+    done = await store.ledger.get((await subject.host.answered(SCOPE))[0].jti)
+    state = None if paused is None else await store.checkpoints.load_state(paused.checkpoint_id)
     assert paused is not None and done is not None and state is not None
     return sql.pause_row(paused), sql.pause_row(done), sql.dump_json(state.to_dict())
 

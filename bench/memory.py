@@ -124,7 +124,7 @@ async def _host_probe(url: str, sessions: int, capacity: int | None) -> dict[str
 
     subject = SymfonicSubject("sqlite", url)
     if capacity is not None:  # before the first run: every agent and resume reads it from the host
-        subject.host.transcripts = CachedTranscripts(subject.host.store, capacity=capacity)
+        subject.host.transcripts = CachedTranscripts(subject.host._transcript_port, capacity=capacity)
     await subject.open()
     step = sessions // SAMPLES
     readings = {"sessions": [0], "rss": [_collected_rss()], "cached": [0]}
@@ -157,18 +157,19 @@ async def _cache_probe(folder: str, sessions: int) -> dict[str, Any]:
     from bench.workload import history_roles
     from symfonic import Message
     from symfonic.platform.transcripts import CachedTranscripts
-    from symfonic.services.conversation import TranscriptTail
-    from symfonic.stores.opening import Store, open_store
+    from symfonic.services.conversation import TranscriptService, TranscriptTail
+    from symfonic.stores.opening import open_store
 
     store = await open_store(f"sqlite:///{folder}/cache.db")
     history = tuple(Message(role, text)  # type: ignore[arg-type]
                     for role, text in history_roles(SESSION_MESSAGES))
     names = [f"c{n}" for n in range(sessions)]
     for name in names:
-        await store.append(TranscriptTail(scope=SCOPE, session_id=name, start=0, messages=history))
+        await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=name, start=0,
+                                                      messages=history))
 
-    async def opened() -> Store:
-        return store
+    async def opened() -> TranscriptService:
+        return store.transcripts
 
     async def filled() -> CachedTranscripts:
         cache = CachedTranscripts(opened)
@@ -178,7 +179,7 @@ async def _cache_probe(folder: str, sessions: int) -> dict[str, Any]:
 
     try:
         for name in names:  # warm SQLite's page cache and the allocator before the baseline
-            await store.load(SCOPE, name)
+            await store.transcripts.load(SCOPE, name)
         before = _collected_rss()
         kept = await filled()
         rss = _collected_rss() - before

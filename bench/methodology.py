@@ -20,7 +20,7 @@ alternating user and assistant messages of 200 characters of made-up words drawn
 seeded by position (the same text on every run and on both sides; it compresses about as well as
 real conversation, where a repeated sentence let PostgreSQL's TOAST shrink LangGraph's checkpoint
 blobs ~10x). symfonic: appended to the host's
-store with `store.append(TranscriptTail(...))` as the session's earlier turns on this host would
+store with `store.transcripts.append(TranscriptTail(...))` as the session's earlier turns on this host would
 have left it: all but the last two messages, which the host then reads once (as the previous
 turn's start did), then the last two; LangGraph: written into the thread state with
 `update_state(config, {"messages": history}, as_node="model")`. Every sample is a fresh session

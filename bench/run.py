@@ -154,14 +154,14 @@ async def _decoding(subject: SymfonicSubject, count: int = 5000) -> tuple[float,
     session = f"decoding-{time.monotonic_ns()}"
     await subject.seed(session, count)
     store = await subject.host.store()
-    rows = [(sql.dump_json(message.to_dict()),) for message in await store.load(SCOPE, session)]
+    rows = [(sql.dump_json(message.to_dict()),) for message in await store.transcripts.load(SCOPE, session)]
     decoding, reading = [], []
     for _ in range(15):
         started = time.perf_counter()
         sql.messages_of(rows)
         decoding.append(time.perf_counter() - started)
         started = time.perf_counter()
-        await store.load(SCOPE, session)
+        await store.transcripts.load(SCOPE, session)
         reading.append(time.perf_counter() - started)
     return median(decoding) / count, median(reading) / count
 

@@ -95,10 +95,10 @@ class SymfonicSubject:
                                            for role, text in history_roles(count))
         history = self._histories[count]
         store = await self.host.store()
-        await store.append(TranscriptTail(scope=SCOPE, session_id=session, start=0,
+        await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=session, start=0,
                                           messages=history[:-2]))
         await self.host.transcripts.load(SCOPE, session)
-        await store.append(TranscriptTail(scope=SCOPE, session_id=session, start=count - 2,
+        await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=session, start=count - 2,
                                           messages=history[-2:]))
 
     async def pause(self, session: str) -> str:
@@ -114,8 +114,8 @@ class SymfonicSubject:
 
     def sqlite_connection(self) -> sqlite3.Connection:
         """The store's own connection (idle between operations), for PRAGMAs and tracing."""
-        store: Any = self.host.opened_store()
-        return store._conn  # type: ignore[no-any-return]
+        store: Any = self.host._opened_store()
+        return store.database._conn  # type: ignore[no-any-return]
 
     async def configure_sqlite(self, trace: Callable[[str], None] | None,
                                autocheckpoint: int) -> dict[str, str]:
@@ -161,7 +161,7 @@ class OtherHostSubject(SymfonicSubject):
             messages = tuple(Message(role, text)  # type: ignore[arg-type]
                              for role, text in history_roles(count))
             store = await self.seeder.store()
-            await store.append(TranscriptTail(scope=SCOPE, session_id=session, start=0,
+            await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=session, start=0,
                                               messages=messages))
 
     async def resume(self, token: str) -> None:
@@ -172,9 +172,9 @@ class OtherHostSubject(SymfonicSubject):
     async def configure_sqlite(self, trace: Callable[[str], None] | None,
                                autocheckpoint: int) -> dict[str, str]:
         for host in (self.seeder, self.resumer):
-            conn: Any = host.opened_store()
-            conn._conn.execute(f"PRAGMA wal_autocheckpoint = {int(autocheckpoint)}")
-            conn._conn.set_trace_callback(None if host is self.seeder else trace)
+            store: Any = host._opened_store()
+            store.database._conn.execute(f"PRAGMA wal_autocheckpoint = {int(autocheckpoint)}")
+            store.database._conn.set_trace_callback(None if host is self.seeder else trace)
         return await super().configure_sqlite(trace, autocheckpoint)
 
     async def close(self) -> None:

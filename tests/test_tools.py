@@ -86,7 +86,7 @@ async def test_results_are_rendered_for_the_model() -> None:
 def test_the_tool_contract_is_one_import_and_keeps_its_earlier_path() -> None:
     import symfonic.kernel.tool_contract as contract
     import symfonic.kernel.tooling as earlier
-    import symfonic.tools as tools
+    from symfonic import tools
 
     for name in earlier.__all__:
         assert getattr(earlier, name) is getattr(contract, name)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from symfonic.services.outbox import Notification
+from symfonic.services.outbox import Notification, Outbox
 from symfonic.services.tasks import TASK_STATUS
 from symfonic.stores.memory import MemoryStore
 from symfonic.testing.pauses import ACME, NOW, pause_issue
@@ -42,17 +42,17 @@ async def test_a_routed_topic_goes_to_its_targets_and_webhooks_wait_for_a_sender
 ) -> None:
     store, posts = MemoryStore(), Posts()
     webhook = pause_issue(notify=True)
-    await store.issue(webhook)
+    await store.ledger.issue(webhook)
     push = Notification(id=uuid.uuid4().hex, topic=TASK_STATUS, scope=ACME, created_at=NOW,
                         payload={"task_id": "t1", "state": "working"})
-    store._enqueue(push)
+    store.database.enqueue(push)
 
     async def route(notification: Notification) -> list[Target] | None:
         return [Target(url="http://push/a", document={"n": notification.id},
                        headers={"X-A2A-Notification-Token": "tok"})]
 
-    async def outbox() -> MemoryStore:
-        return store
+    async def outbox() -> Outbox:
+        return store.outbox
 
     sender = WebhookSender(WebhookConfig(urls=[], secret=SECRET, poll_interval=3600),
                            outbox=outbox, post=posts, document=never, clock=lambda: NOW)
@@ -64,11 +64,11 @@ async def test_a_routed_topic_goes_to_its_targets_and_webhooks_wait_for_a_sender
         assert headers["X-A2A-Notification-Token"] == "tok"
         assert headers["Symfonic-Delivery-Id"] == push.id
         waiting = webhook.notifications[0].id
-        await until(lambda: store._outbox[waiting].last_error is not None)
+        await until(lambda: store.database.outbox[waiting].last_error is not None)
     finally:
         await sender.aclose()
     assert posts.seen.empty()
-    entries = {e.notification.id: e for e in store._outbox.values()}
+    entries = {e.notification.id: e for e in store.database.outbox.values()}
     assert entries[push.id].delivered_at == NOW
     left = entries[webhook.notifications[0].id]
     assert (left.delivered_at, left.failed_at) == (None, None)
@@ -89,20 +89,20 @@ async def test_a_topic_without_a_route_is_left_to_a_sender_that_has_one() -> Non
     store, posts = MemoryStore(), Posts()
     push = Notification(id=uuid.uuid4().hex, topic=TASK_STATUS, scope=ACME, created_at=NOW,
                         payload={"task_id": "t1", "state": "working"})
-    store._enqueue(push)
+    store.database.enqueue(push)
 
-    async def outbox() -> MemoryStore:
-        return store
+    async def outbox() -> Outbox:
+        return store.outbox
 
     sender = WebhookSender(WebhookConfig(urls=["http://hook/a"], secret=SECRET,
                                          poll_interval=3600),
                            outbox=outbox, post=posts, document=never, clock=lambda: NOW)
     await sender.start()
     try:
-        await until(lambda: store._outbox[push.id].last_error is not None)
+        await until(lambda: store.database.outbox[push.id].last_error is not None)
     finally:
         await sender.aclose()
-    left = store._outbox[push.id]
+    left = store.database.outbox[push.id]
     assert (left.delivered_at, left.failed_at) == (None, None)
     assert left.last_error == "this sender has no route for 'a2a.task.status'"
     assert posts.seen.empty()

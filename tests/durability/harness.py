@@ -275,7 +275,7 @@ def violations(state: Snapshot, base: Mapping[str, int] | None = None) -> list[s
 async def token_for(host: Host, jti: str) -> str:
     """A valid token for any ledger row, minted as a listing mints it (for rows whose child died
     before it could print the token)."""
-    record = await (await host.store()).get(jti)
+    record = await (await host.store()).ledger.get(jti)
     assert record is not None, jti
     return host.keys.encode(claims_of(record))
 

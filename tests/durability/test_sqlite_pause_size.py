@@ -44,12 +44,12 @@ async def pause_costs(path: Path, history: int) -> list[PauseCost]:
     costs: list[PauseCost] = []
     async with open_host(f"sqlite:///{path}") as host:
         store = await host.store()
-        assert isinstance(store, SQLiteStore) and store._conn is not None
-        connection = store._conn
+        assert isinstance(store, SQLiteStore) and store.database._conn is not None
+        connection = store.database._conn
         for index in range(PAUSES):
             messages = tuple(Message("user" if n % 2 == 0 else "assistant", f"{n} {FILLER}")
                              for n in range(history))
-            await store.append(TranscriptTail(scope=TENANT, session_id=f"s{index}", start=0,
+            await store.transcripts.append(TranscriptTail(scope=TENANT, session_id=f"s{index}", start=0,
                                               messages=messages))
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]
         side = sqlite3.connect(path)

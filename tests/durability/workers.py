@@ -212,7 +212,7 @@ class HostProgram:
 
 def _arm(host: Host, steps: list[str]) -> None:
     """SIGKILL this process on the statement matching ``steps[-1]``, after the others in order."""
-    connection = getattr(host.opened_store(), "_conn", None)
+    connection = getattr(host._opened_store().database, "_conn", None)
     if not isinstance(connection, sqlite3.Connection):
         raise TypeError("statement kill points need a SQLite store")
     remaining = list(steps)
@@ -227,7 +227,7 @@ def _arm(host: Host, steps: list[str]) -> None:
 
 
 def _disarm(host: Host) -> None:
-    connection = getattr(host.opened_store(), "_conn", None)
+    connection = getattr(host._opened_store().database, "_conn", None)
     if isinstance(connection, sqlite3.Connection):
         connection.set_trace_callback(None)
 

@@ -42,7 +42,7 @@ async def test_an_interrupted_turn_is_listed_and_recovered_once(client: httpx.As
     # A resumer claimed it, applied the approval, and died: its lease lapses.
     jti = server.host.continuation.verify(token).jti
     store = await server.host.store()
-    assert (await store.claim(jti, server.clock(), lease_until=server.clock() + 1,
+    assert (await store.ledger.claim(jti, server.clock(), lease_until=server.clock() + 1,
                               decision=APPROVED)).won
     server.clock.advance(2)
     listed = await client.get("/v1/pauses", params={"status": "interrupted"},

@@ -29,11 +29,11 @@ async def test_keys_are_hashed_in_the_store_and_seen_by_another_view() -> None:
     key = keys.issue("acme", label="ci")
     reader = keys.issue("acme", permissions=["pauses:read"])
     assert keys.authenticate(key) is not None  # accepted at once, before any store
-    await keys.bind(store)
-    stored = repr(await store.keys())
+    await keys.bind(store.api_keys)
+    stored = repr(await store.api_keys.keys())
     assert key not in stored and key.split("_", 2)[2] not in stored
     again = ApiKeys()
-    await again.bind(store)
+    await again.bind(store.api_keys)
     found = again.authenticate(key)
     assert found is not None and found.tenant == "acme" and found.allows("pauses:answer")
     assert not again.authenticate(reader).allows("runs")  # type: ignore[union-attr]
@@ -51,13 +51,13 @@ async def test_a_replaced_key_is_revoked_in_the_store() -> None:
     first = ApiKeys()
     old = first.issue("demo", label="development", replace=True)
     kept = first.issue("demo", label="other")
-    await first.bind(store)
+    await first.bind(store.api_keys)
     second = ApiKeys()
     new = second.issue("demo", label="development", replace=True)
-    await second.bind(store)
+    await second.bind(store.api_keys)
     assert second.authenticate(old) is None and second.authenticate(new) is not None
     assert second.authenticate(kept) is not None
-    assert len([k for k in await store.keys("demo") if k.revoked_at is None]) == 2
+    assert len([k for k in await store.api_keys.keys("demo") if k.revoked_at is None]) == 2
 
 
 async def test_an_old_keys_file_is_imported_once_into_an_empty_store(tmp_path: Path) -> None:
@@ -68,12 +68,12 @@ async def test_an_old_keys_file_is_imported_once_into_an_empty_store(tmp_path: P
          "permissions": sorted(record.permissions), "label": "old", "created_at": 1.0}]}))
     store = MemoryStore()
     keys = ApiKeys.load(path)
-    await keys.bind(store)
-    assert keys.authenticate(key) is not None and await store.keys_version() == 1
-    assert await import_keys_file(store, path) == 0  # the store has keys now
-    await store.revoke_key(record.id, 2.0)
+    await keys.bind(store.api_keys)
+    assert keys.authenticate(key) is not None and await store.api_keys.keys_version() == 1
+    assert await import_keys_file(store.api_keys, path) == 0  # the store has keys now
+    await store.api_keys.revoke_key(record.id, 2.0)
     again = ApiKeys.load(path)
-    await again.bind(store)  # not imported again: the revocation stands
+    await again.bind(store.api_keys)  # not imported again: the revocation stands
     assert again.authenticate(key) is None
 
 

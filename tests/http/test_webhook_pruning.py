@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from symfonic.services.outbox import Outbox
 from symfonic.stores.sqlite import SQLiteStore
 from symfonic.testing.pauses import NOW, pause_issue
 from symfonic.transports.http.server import webhook_config
@@ -20,15 +21,15 @@ async def test_a_sender_prunes_old_deliveries_and_keeps_the_rest(tmp_path: Path)
     issues = [pause_issue(session=f"s{n}", notify=True) for n in range(4)]
     old, recent, failed, pending = (issue.notifications[0].id for issue in issues)
     for issue in issues[:3]:
-        await store.issue(issue)
-    await store.due(NOW, 10)
-    await store.delivered(old, NOW + 1)
-    await store.delivered(recent, NOW + 95)
-    await store.give_up(failed, NOW + 1, "HTTP 410")
-    await store.issue(issues[3])
+        await store.ledger.issue(issue)
+    await store.outbox.due(NOW, 10)
+    await store.outbox.delivered(old, NOW + 1)
+    await store.outbox.delivered(recent, NOW + 95)
+    await store.outbox.give_up(failed, NOW + 1, "HTTP 410")
+    await store.ledger.issue(issues[3])
 
-    async def outbox() -> SQLiteStore:
-        return store
+    async def outbox() -> Outbox:
+        return store.outbox
 
     posts = Posts()
     sender = WebhookSender(hooks("http://receiver/hook", retention=10.0), outbox=outbox,
@@ -38,13 +39,13 @@ async def test_a_sender_prunes_old_deliveries_and_keeps_the_rest(tmp_path: Path)
         _, body, _ = await asyncio.wait_for(posts.seen.get(), 10)
         assert body["id"] == pending
         for _ in range(100):
-            if await store.due(NOW + 10**6, 10) == [] and await store.prune(NOW, 10) == 0:
+            if await store.outbox.due(NOW + 10**6, 10) == [] and await store.outbox.prune(NOW, 10) == 0:
                 break
             await asyncio.sleep(0.05)
     finally:
         await sender.aclose()
-    assert await store.prune(NOW + 10**6) == 2  # the recent one and the new delivery were kept
-    assert [e.notification.id for e in await store.failed()] == [failed]
+    assert await store.outbox.prune(NOW + 10**6) == 2  # the recent one and the new delivery were kept
+    assert [e.notification.id for e in await store.outbox.failed()] == [failed]
     await store.close()
 
 

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from symfonic.kernel.scope import Scope
-from symfonic.services.outbox import Notification
+from symfonic.services.outbox import Notification, Outbox
 from symfonic.stores.memory import MemoryStore
 from symfonic.testing import ManualClock
 from symfonic.testing.pauses import pause_issue
@@ -264,7 +264,7 @@ async def test_a_wake_from_any_thread_delivers_without_waiting_for_the_poll() ->
     await sender.start()
     try:
         await asyncio.sleep(0.05)  # the first poll found nothing
-        await store.issue(issue)
+        await store.ledger.issue(issue)
         await asyncio.to_thread(sender.wake)
         url, body, headers = await asyncio.wait_for(posts.seen.get(), 5)
         assert url == "http://receiver/hook"
@@ -278,7 +278,7 @@ async def test_a_wake_from_any_thread_delivers_without_waiting_for_the_poll() ->
 async def test_a_receiver_that_keeps_failing_is_given_up_after_max_attempts() -> None:
     store, posts = MemoryStore(), Posts(*[503] * 10)
     issue = pause_issue(issued_at=time.time() - 1, notify=True)
-    await store.issue(issue)
+    await store.ledger.issue(issue)
     sender = WebhookSender(hooks("http://a/hook", max_attempts=3, first_backoff=0.01),
                            outbox=_at(store), post=posts, document=document)
     await sender.start()
@@ -307,7 +307,7 @@ def test_backoff_doubles_up_to_its_cap_with_jitter() -> None:
 async def test_shutdown_makes_an_attempt_in_flight_due_at_once() -> None:
     store = MemoryStore()
     issue = pause_issue(issued_at=time.time() - 1, notify=True)
-    await store.issue(issue)
+    await store.ledger.issue(issue)
     started = asyncio.Event()
 
     async def hang(url: str, body: bytes, headers: Mapping[str, str], seconds: float) -> int:
@@ -319,23 +319,23 @@ async def test_shutdown_makes_an_attempt_in_flight_due_at_once() -> None:
                            post=hang, document=document)
     await sender.start()
     await asyncio.wait_for(started.wait(), 5)
-    assert await store.due(time.time()) == []  # claimed for the lease
+    assert await store.outbox.due(time.time()) == []  # claimed for the lease
     await sender.aclose()
-    [entry] = await store.due(time.time())
+    [entry] = await store.outbox.due(time.time())
     assert entry.notification.id == issue.notifications[0].id and entry.attempts == 2
     assert entry.last_error == "the sender stopped during the attempt"
 
 
 def _at(store: MemoryStore) -> Any:
-    async def outbox() -> MemoryStore:
-        return store
+    async def outbox() -> Outbox:
+        return store.outbox
 
     return outbox
 
 
 async def _failed_soon(store: MemoryStore) -> list[Any]:
     for _ in range(200):
-        if failed := await store.failed(Scope(tenant="acme")):
+        if failed := await store.outbox.failed(Scope(tenant="acme")):
             return failed
         await asyncio.sleep(0.02)
     raise AssertionError("never given up")

@@ -27,12 +27,12 @@ async def test_ask_user_pauses_a_run_and_stores_the_round(host: Host, clock: Man
                                  "issued_at": clock.now, "question": {"question": "Which order?"}}
     assert recorded() == []  # nothing of the round ran
     store = await host.store()
-    record = await store.get(interrupt.interrupt_id)
+    record = await store.ledger.get(interrupt.interrupt_id)
     assert record is not None and record.status == "outstanding" and record.pin == host.specs["desk"].pin
-    state = await store.load_state(record.checkpoint_id)
+    state = await store.checkpoints.load_state(record.checkpoint_id)
     assert state is not None and [c.id for c in state.round] == ["lookup-0", "ask-1"]
     assert state.paused_call_id == "ask-1" and state.transcript_position == 2
-    stored = await store.load(ACME, "s1")
+    stored = await store.transcripts.load(ACME, "s1")
     assert [m.role for m in stored] == ["user", "assistant"]
 
 
@@ -60,7 +60,7 @@ async def test_a_question_the_model_got_wrong_is_declined_and_the_run_goes_on(ho
     assert results["badask-0"].startswith("Error: the person could not be asked")
     assert events[-1].kind == "completed"
     store = await host.store()
-    assert await store.pauses(ACME, host.now()) == []
+    assert await store.ledger.pauses(ACME, host.now()) == []
     # the stage tries only the first interaction; the others' bodies refuse on their own
     assert "did not run" in results["badrefund-2"]
     assert recorded() == []
@@ -115,8 +115,8 @@ async def test_a_failing_write_publishes_the_pause_as_not_resumable_and_stores_n
     assert outcome.status == "paused" and outcome.interrupt is not None
     assert outcome.interrupt.resumable is False
     store = await host.store()
-    assert await store.get(outcome.interrupt.interrupt_id) is None
-    assert await store.pauses(ACME, host.now()) == []
-    assert await store.load(ACME, "s1") == []  # the transcript tail rolled back with it
+    assert await store.ledger.get(outcome.interrupt.interrupt_id) is None
+    assert await store.ledger.pauses(ACME, host.now()) == []
+    assert await store.transcripts.load(ACME, "s1") == []  # the transcript tail rolled back with it
     with sqlite3.connect(path) as admin:
         assert admin.execute("SELECT count(*) FROM symfonic_checkpoints").fetchone() == (0,)

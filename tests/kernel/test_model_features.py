@@ -139,7 +139,7 @@ async def test_provider_items_are_stored_with_the_assistant_message(sqlite_url: 
     spec = AgentSpec(name="p", model=FunctionModel(policy))
     async with Host.open(sqlite_url, agents=[spec], secret=SECRET) as host:
         await host.agent("p", ACME).run("hello", session_id="s1")
-        stored = await (await host.store()).load(ACME, "s1")
+        stored = await (await host.store()).transcripts.load(ACME, "s1")
     assert stored[1].role == "assistant" and stored[1].provider == items
 
 

@@ -278,7 +278,7 @@ async def test_a_turn_paused_in_one_process_resumes_in_another(standin: StandIn,
     first, second = standin.requests
     assert second.status == 200
     async with Host.open(f"sqlite:///{db}", agents=[], secret="x" * 32) as host:
-        stored = await (await host.store()).load(worker.TENANT, worker.SESSION)
+        stored = await (await host.store()).transcripts.load(worker.TENANT, worker.SESSION)
     assert stored[1].provider is not None
     issued = list(stored[1].provider.items)  # what process one stored from the first reply
     assert [b["type"] for b in issued] == ["thinking", "text", "tool_use"]

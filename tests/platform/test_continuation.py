@@ -30,7 +30,7 @@ async def pause(host: Host, text: str, scope: Scope = ACME, session: str = "s1")
 
 
 async def status_of(host: Host, token: str) -> str:
-    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(token).jti)
     assert record is not None
     return record.status
 
@@ -45,7 +45,7 @@ async def test_the_answer_becomes_the_result_and_the_round_runs_once_in_order(ho
     assert events[-1].output == "done: order 7: 10.00 | order 7"
     assert recorded() == ["lookup 7"]
     assert await status_of(host, token) == "completed"
-    transcript = await (await host.store()).load(ACME, "s1")
+    transcript = await (await host.store()).transcripts.load(ACME, "s1")
     assert [m.role for m in transcript] == ["user", "assistant", "tool", "tool", "assistant"]
 
 
@@ -108,7 +108,7 @@ async def test_two_interactions_in_one_round_pause_twice_then_complete(host: Hos
     assert second.status == "paused" and second.interrupt is not None
     assert second.interrupt.tool_call_id == "ask2-2" and second.interrupt.token != first
     assert recorded() == []  # the round's lookup waits for the whole round's answers
-    record = await (await host.store()).get(host.continuation.verify(first).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(first).jti)
     assert record is not None and record.status == "paused_again"
     assert record.outcome == {"next_pause": second.interrupt.interrupt_id}
     done = await host.continuation.resume(second.interrupt.token, "second answer")
@@ -148,7 +148,8 @@ async def test_a_token_acts_only_in_the_tenant_it_was_minted_in(host: Host) -> N
     assert [t.scope for t in await host.pauses(GLOBEX)] == [GLOBEX]
     await host.continuation.resume(token, "acme's answer")
     store = await host.store()
-    acme, globex = await store.load(ACME, "shared"), await store.load(GLOBEX, "shared")
+    acme = await store.transcripts.load(ACME, "shared")
+    globex = await store.transcripts.load(GLOBEX, "shared")
     assert acme[-1].content.endswith("acme's answer")
     assert [m.role for m in globex] == ["user", "assistant"]  # untouched, still paused
 
@@ -215,7 +216,7 @@ async def test_a_new_run_on_a_paused_session_is_refused_until_the_pause_is_gone(
     await host.revoke(token)
     outcome = await agent.run("hello", session_id="s1")
     assert outcome.output == "echo: hello"
-    transcript = await (await host.store()).load(ACME, "s1")
+    transcript = await (await host.store()).transcripts.load(ACME, "s1")
     assert [m.role for m in transcript] == ["user", "assistant", "tool", "user", "assistant"]
     assert "no result was recorded" in transcript[2].content
 
@@ -261,7 +262,7 @@ async def test_an_expired_refusal_names_its_verified_tenant(host: Host, clock: M
 
 async def test_revoking_a_pause_never_issued_is_refused(host: Host) -> None:
     token = await pause(host, "ask")
-    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(token).jti)
     assert record is not None
     from dataclasses import replace
 

@@ -48,7 +48,7 @@ async def test_a_failed_turn_continues_without_running_its_tools_again(tmp_path:
         assert failed.status == "failed" and failed.error_type == "ModelUnavailable"
         assert charges == [5]
     async with Host.open(f"sqlite:///{tmp_path / 'db'}", agents=[spec], secret=SECRET) as other:
-        stored = await (await other.store()).load(ACME, "s1")
+        stored = await (await other.store()).transcripts.load(ACME, "s1")
         assert [m.role for m in stored] == ["user", "assistant", "tool"]
         outage["down"] = False
         continued = await other.agent("pay", ACME).run(None, session_id="s1")

@@ -47,7 +47,7 @@ async def paused(host: Host, text: str) -> tuple[str, str]:
 
 
 async def status(host: Host, jti: str) -> str:
-    record = await (await host.store()).get(jti)
+    record = await (await host.store()).ledger.get(jti)
     assert record is not None
     return record.status_at(host.now())
 

@@ -11,23 +11,31 @@ from symfonic import Host, Scope
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.services.ledger import PauseIssue
 from symfonic.services.outbox import PAUSE_CREATED
-from symfonic.stores.memory import MemoryStore
+from symfonic.stores.memory import MemoryDatabase, MemoryStore
+from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.testing import ManualClock
 from tests.human.helpers import SECRET, spec
 
 ACME = Scope(tenant="acme")
 
 
-class RecordingStore(MemoryStore):
+class RecordingLedger(MemoryLedger):
     """Keeps every pause it is asked to write, to see exactly what a pause writes."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, database: MemoryDatabase) -> None:
+        super().__init__(database)
         self.issued: list[PauseIssue] = []
 
     async def issue(self, issue: PauseIssue) -> None:
         self.issued.append(issue)
         await super().issue(issue)
+
+
+class RecordingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ledger = self.recording = RecordingLedger(self.database)
+        self.issued = self.recording.issued
 
 
 @pytest.fixture
@@ -53,7 +61,7 @@ async def test_without_notifications_a_pause_writes_none(store: RecordingStore,
     assert outcome.status == "paused" and outcome.interrupt is not None
     [issue] = store.issued
     assert issue.notifications == ()
-    assert await store.due(clock() + 10**6) == []
+    assert await store.outbox.due(clock() + 10**6) == []
 
 
 async def test_a_pause_writes_its_announcement_and_never_its_token(
@@ -72,7 +80,7 @@ async def test_a_pause_writes_its_announcement_and_never_its_token(
         "issued_at": clock(), "expires_at": outcome.interrupt.expires_at}
     stored = json.dumps(notification.payload)
     assert outcome.interrupt.token not in stored and SECRET not in stored
-    [entry] = await store.due(clock())
+    [entry] = await store.outbox.due(clock())
     assert entry.notification == notification
 
 

@@ -11,19 +11,21 @@ from symfonic import Host, OutcomeUnknown, Scope
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.services.conversation import StoreError, TranscriptTail
 from symfonic.services.ledger import Finish
-from symfonic.stores.memory import MemoryStore
+from symfonic.stores.memory import MemoryDatabase, MemoryStore
+from symfonic.stores.memory.ledger import MemoryLedger
+from symfonic.stores.memory.transcripts import MemoryTranscripts
 from symfonic.testing import ManualClock
 from tests.human.helpers import SECRET, recorded, spec
 
 ACME = Scope(tenant="acme")
 
 
-class FlakyFinishes(MemoryStore):
+class FlakyLedger(MemoryLedger):
     """Fails the first ``failures`` outcome commits; ``land`` makes a failing one land anyway
     (the connection dropped after the commit)."""
 
-    def __init__(self, failures: int, land: bool = False) -> None:
-        super().__init__()
+    def __init__(self, database: MemoryDatabase, failures: int, land: bool = False) -> None:
+        super().__init__(database)
         self.failures, self.land, self.attempts = failures, land, 0
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
@@ -36,12 +38,18 @@ class FlakyFinishes(MemoryStore):
         await super().finish(finish, tail)
 
 
+class FlakyFinishes(MemoryStore):
+    def __init__(self, failures: int, land: bool = False) -> None:
+        super().__init__()
+        self.ledger = FlakyLedger(self.database, failures, land)
+
+
 async def resume_with(store: FlakyFinishes, clock: ManualClock) -> tuple[Any, str]:
     host = Host(store=store, agents=[spec()], keys=TokenKeys(SECRET), clock=clock)
     outcome = await host.agent("desk", ACME).run("lookup+ask", session_id="s1")
     assert outcome.interrupt is not None
     resumed = await host.continuation.resume(outcome.interrupt.token, "yes")
-    record = await store.get(outcome.interrupt.interrupt_id)
+    record = await store.ledger.get(outcome.interrupt.interrupt_id)
     assert record is not None
     return resumed, record.status
 
@@ -52,7 +60,7 @@ async def test_a_lost_outcome_commit_is_checked_then_retried(
     store = FlakyFinishes(failures, land)
     resumed, status = await resume_with(store, clock)
     assert resumed.status == "completed" and status == "completed"
-    assert [m.role for m in await store.load(ACME, "s1")][-1] == "assistant"
+    assert [m.role for m in await store.transcripts.load(ACME, "s1")][-1] == "assistant"
     assert recorded() == ["lookup 7"]
 
 
@@ -64,18 +72,18 @@ async def test_an_outcome_that_cannot_be_stored_is_unknown_not_failed_and_recove
     assert outcome.interrupt is not None
     with pytest.raises(OutcomeUnknown, match="answer was applied"):
         await host.continuation.resume(outcome.interrupt.token, "yes")
-    record = await store.get(outcome.interrupt.interrupt_id)
+    record = await store.ledger.get(outcome.interrupt.interrupt_id)
     assert record is not None and record.status == "interrupted"
     listed = await host.pauses(ACME, status="interrupted")
     assert [t.jti for t in listed] == [record.jti] and listed[0].status == "interrupted"
     recovered = await host.recover(outcome.interrupt.token)
     assert recovered.status == "completed"
     assert recorded() == ["lookup 7"]  # its result was stored as it completed: not run again
-    record = await store.get(outcome.interrupt.interrupt_id)
+    record = await store.ledger.get(outcome.interrupt.interrupt_id)
     assert record is not None and record.status == "completed"
 
 
-class UnreadableHistory(MemoryStore):
+class UnreadableTranscripts(MemoryTranscripts):
     """Reads of the transcript fail once the pause is stored (a disk or network fault)."""
 
     broken = False
@@ -87,18 +95,24 @@ class UnreadableHistory(MemoryStore):
         return await super().load(scope, session_id, upto, start)
 
 
+class UnreadableHistory(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.transcripts = self.unreadable = UnreadableTranscripts(self.database)
+
+
 async def test_a_claimed_pause_whose_history_cannot_be_read_is_given_back(
         clock: ManualClock) -> None:
     store = UnreadableHistory()
     host = Host(store=store, agents=[spec()], keys=TokenKeys(SECRET), clock=clock)
     outcome = await host.agent("desk", ACME).run("lookup+ask", session_id="s1")
     assert outcome.interrupt is not None
-    store.broken = True
+    store.unreadable.broken = True
     host.transcripts._sessions.clear()  # another host, with nothing of the session in memory
     with pytest.raises(StoreError, match="disk went away"):
         await host.continuation.resume(outcome.interrupt.token, "yes")
-    record = await store.get(outcome.interrupt.interrupt_id)
+    record = await store.ledger.get(outcome.interrupt.interrupt_id)
     assert record is not None and record.status == "outstanding"  # nothing was applied
     assert recorded() == []
-    store.broken = False
+    store.unreadable.broken = False
     assert (await host.continuation.resume(outcome.interrupt.token, "yes")).status == "completed"

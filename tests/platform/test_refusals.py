@@ -76,7 +76,7 @@ async def test_bad_tokens_are_refused_by_type_before_any_store_read(
     assert outcome.interrupt is not None
     token = outcome.interrupt.token
     store = await host.store()
-    before = await store.get(outcome.interrupt.interrupt_id)
+    before = await store.ledger.get(outcome.interrupt.interrupt_id)
     counting = CountingStore(store)
 
     async def counted_store() -> Any:
@@ -90,7 +90,7 @@ async def test_bad_tokens_are_refused_by_type_before_any_store_read(
             await attempt()
         assert type(refused.value) is error or label == "truncated"
     assert counting.calls == 0
-    assert await store.get(outcome.interrupt.interrupt_id) == before
+    assert await store.ledger.get(outcome.interrupt.interrupt_id) == before
     assert recorded() == []
     host.continuation._store = host.store
     assert (await host.continuation.resume(token, "fine")).status == "completed"
@@ -104,7 +104,7 @@ async def test_expired_and_revoked_tokens_leave_the_ledger_as_it_was(
     assert expiring.interrupt is not None and revoked.interrupt is not None
     await host.revoke(revoked.interrupt.token)
     store = await host.store()
-    before = [await store.get(i.interrupt_id) for i in (expiring.interrupt, revoked.interrupt)]
+    before = [await store.ledger.get(i.interrupt_id) for i in (expiring.interrupt, revoked.interrupt)]
     with pytest.raises(PauseRevoked):
         await host.continuation.resume(revoked.interrupt.token, "x")
     clock.advance(400)
@@ -112,14 +112,14 @@ async def test_expired_and_revoked_tokens_leave_the_ledger_as_it_was(
         await host.continuation.resume(expiring.interrupt.token, {"option": "post"})
     with pytest.raises(PauseExpired):
         await host.continuation.ticket(expiring.interrupt.token)
-    after = [await store.get(i.interrupt_id) for i in (expiring.interrupt, revoked.interrupt)]
+    after = [await store.ledger.get(i.interrupt_id) for i in (expiring.interrupt, revoked.interrupt)]
     assert after == before
 
 
 async def test_a_token_for_a_pause_this_host_never_issued_is_unknown(host: Host) -> None:
     outcome = await host.agent("desk", ACME).run("ask", session_id="s1")
     assert outcome.interrupt is not None
-    record = await (await host.store()).get(outcome.interrupt.interrupt_id)
+    record = await (await host.store()).ledger.get(outcome.interrupt.interrupt_id)
     assert record is not None
     from dataclasses import replace
 
@@ -138,20 +138,20 @@ async def test_a_pause_that_expires_between_its_token_check_and_its_claim_is_exp
     assert outcome.interrupt is not None
     token, jti = outcome.interrupt.token, outcome.interrupt.interrupt_id
     store = await host.store()
-    record = await store.get(jti)
+    record = await store.ledger.get(jti)
     assert record is not None
     clock.now = record.expires_at - 0.5  # the token and the row are both still good here
-    read_state = store.load_state
+    read_state = store.checkpoints.load_state
 
     async def slow_read(checkpoint_id: str) -> Any:
         state = await read_state(checkpoint_id)
         clock.advance(1.0)  # the row expires while the turn is read, before the claim
         return state
 
-    monkeypatch.setattr(store, "load_state", slow_read)
+    monkeypatch.setattr(store.checkpoints, "load_state", slow_read)
     with pytest.raises(PauseExpired) as expired:
         await host.continuation.resume(token, {"option": "post"})
     assert expired.value.scope == ACME
-    after = await store.get(jti)
+    after = await store.ledger.get(jti)
     assert after is not None and after.status == "outstanding" and after.decision is None
     assert await host.sweep_expired() == 1  # left for the sweep, never claimed

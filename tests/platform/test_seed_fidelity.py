@@ -49,7 +49,7 @@ async def paused(host: Host, text: str = "lookup+ask", session: str = "s1") -> s
 
 
 async def status_of(host: Host, token: str) -> str:
-    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(token).jti)
     assert record is not None
     return record.status
 
@@ -73,7 +73,7 @@ def test_a_pause_binding_takes_the_seeds_positional_form() -> None:
 
 async def test_a_signed_token_that_contradicts_its_ledger_row_is_malformed(host: Host) -> None:
     token = await paused(host)
-    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(token).jti)
     assert record is not None
     for lie in ({"session": "other"}, {"run": "other"}, {"tool_call_id": "lookup-0"},
                 {"name": "choose_shipping"}, {"checkpoint": "elsewhere"}):
@@ -86,7 +86,7 @@ async def test_a_signed_token_that_contradicts_its_ledger_row_is_malformed(host:
 async def test_a_signed_token_that_contradicts_its_turn_state_is_malformed(
         host: Host, sqlite_url: str) -> None:
     token = await paused(host)
-    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(token).jti)
     assert record is not None
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as admin:
         (state,) = admin.execute("SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?",
@@ -100,7 +100,7 @@ async def test_a_signed_token_that_contradicts_its_turn_state_is_malformed(
 
 
 async def test_a_ticket_for_a_token_never_issued_is_unknown(host: Host) -> None:
-    record = await (await host.store()).get(host.continuation.verify(await paused(host)).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(await paused(host)).jti)
     assert record is not None
     ghost = host.keys.encode(replace(claims_of(record), jti="never-issued"))
     with pytest.raises(UnknownPauseToken) as refused:
@@ -232,7 +232,7 @@ async def test_an_agent_alone_keeps_its_paused_turn_in_its_transcript() -> None:
 
 async def test_revoke_checks_the_token_against_its_ledger_row_as_resume_does(host: Host) -> None:
     token = await paused(host)
-    record = await (await host.store()).get(host.continuation.verify(token).jti)
+    record = await (await host.store()).ledger.get(host.continuation.verify(token).jti)
     assert record is not None
     lying = host.keys.encode(replace(claims_of(record), session="other"))
     with pytest.raises(MalformedPauseToken):

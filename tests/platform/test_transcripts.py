@@ -9,14 +9,15 @@ from typing import Any
 from symfonic import Message, Scope
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import TranscriptTail
-from symfonic.stores.memory import MemoryStore
+from symfonic.stores.memory import MemoryDatabase, MemoryStore
+from symfonic.stores.memory.transcripts import MemoryTranscripts
 
 ACME = Scope(tenant="acme")
 
 
-class CountingStore(MemoryStore):
-    def __init__(self) -> None:
-        super().__init__()
+class CountingTranscripts(MemoryTranscripts):
+    def __init__(self, database: MemoryDatabase) -> None:
+        super().__init__(database)
         self.read: list[tuple[int, int | None]] = []
 
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
@@ -26,14 +27,38 @@ class CountingStore(MemoryStore):
         return rows
 
 
+class GatedTranscripts(CountingTranscripts):
+    """Holds each read whose ``start`` is in :attr:`held` until :attr:`gate` opens, so that
+    two loads of one session overlap in a chosen order."""
+
+    def __init__(self, database: MemoryDatabase) -> None:
+        super().__init__(database)
+        self.gate = asyncio.Event()
+        self.held: set[int] = set()
+
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        rows = await super().load(scope, session_id, upto, start)
+        if start in self.held:
+            await self.gate.wait()
+        return rows
+
+
+class CountingStore(MemoryStore):
+    def __init__(self, counted: type[CountingTranscripts] = CountingTranscripts) -> None:
+        super().__init__()
+        self.transcripts = self.counted = counted(self.database)
+        self.read = self.counted.read
+
+
 async def append(store: Any, start: int, *texts: str, session: str = "s") -> None:
-    await store.append(TranscriptTail(scope=ACME, session_id=session, start=start,
+    await store.transcripts.append(TranscriptTail(scope=ACME, session_id=session, start=start,
                                       messages=tuple(Message("user", t) for t in texts)))
 
 
 async def cached(store: CountingStore, capacity: int = 100) -> CachedTranscripts:
-    async def opened() -> CountingStore:
-        return store
+    async def opened() -> CountingTranscripts:
+        return store.counted
 
     return CachedTranscripts(opened, capacity)
 
@@ -54,7 +79,7 @@ async def test_sessions_and_tenants_stay_apart() -> None:
     store = CountingStore()
     transcripts = await cached(store)
     await append(store, 0, "mine")
-    await store.append(TranscriptTail(scope=Scope(tenant="globex"), session_id="s", start=0,
+    await store.transcripts.append(TranscriptTail(scope=Scope(tenant="globex"), session_id="s", start=0,
                                       messages=(Message("user", "theirs"),)))
     assert [m.content for m in await transcripts.load(ACME, "s")] == ["mine"]
     assert [m.content for m in await transcripts.load(Scope(tenant="globex"), "s")] == ["theirs"]
@@ -88,20 +113,20 @@ async def test_empty_sessions_are_not_kept_and_every_session_counts() -> None:
 
 
 class GatedStore(CountingStore):
-    """Holds each read whose ``start`` is in :attr:`held` until :attr:`gate` opens, so that
-    two loads of one session overlap in a chosen order."""
-
     def __init__(self) -> None:
-        super().__init__()
-        self.gate = asyncio.Event()
-        self.held: set[int] = set()
+        super().__init__(GatedTranscripts)
+        self.gated = GatedTranscripts(self.database)
+        self.transcripts = self.counted = self.gated
+        self.read = self.gated.read
+        self.gate = self.gated.gate
 
-    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
-                   start: int = 0) -> list[Message]:
-        rows = await super().load(scope, session_id, upto, start)
-        if start in self.held:
-            await self.gate.wait()
-        return rows
+    @property
+    def held(self) -> set[int]:
+        return self.gated.held
+
+    @held.setter
+    def held(self, starts: set[int]) -> None:
+        self.gated.held = starts
 
 
 def contents(messages: Sequence[Message]) -> list[str]:

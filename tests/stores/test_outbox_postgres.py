@@ -32,11 +32,11 @@ async def stores(postgres_url: str) -> AsyncIterator[list[Any]]:
 async def test_claimers_on_two_pools_never_share_a_notification(stores: list[Any]) -> None:
     issues = [pause_issue(session=f"s{i}", notify=True) for i in range(120)]
     for i, issue in enumerate(issues):
-        await stores[i % 2].issue(issue)
+        await stores[i % 2].ledger.issue(issue)
     claimed: Counter[str] = Counter()
 
     async def claimer(store: Any) -> None:
-        while batch := await store.due(NOW, 3, lease=60):
+        while batch := await store.outbox.due(NOW, 3, lease=60):
             claimed.update(entry.notification.id for entry in batch)
 
     await asyncio.gather(*(claimer(store) for store in stores for _ in range(4)))
@@ -47,10 +47,10 @@ async def test_claimers_on_two_pools_never_share_a_notification(stores: list[Any
 async def test_a_lapsed_claim_passes_to_the_other_host(stores: list[Any]) -> None:
     first, second = stores
     issue = pause_issue(notify=True)
-    await first.issue(issue)
-    [mine] = await first.due(NOW, lease=30)
-    assert await second.due(NOW + 29) == []
-    [theirs] = await second.due(NOW + 30)
+    await first.ledger.issue(issue)
+    [mine] = await first.outbox.due(NOW, lease=30)
+    assert await second.outbox.due(NOW + 29) == []
+    [theirs] = await second.outbox.due(NOW + 30)
     assert theirs.notification == mine.notification and theirs.attempts == 2
-    assert await second.delivered(theirs.notification.id, NOW + 31)
-    assert not await first.retry_later(mine.notification.id, NOW + 32, NOW + 40, "late")
+    assert await second.outbox.delivered(theirs.notification.id, NOW + 31)
+    assert not await first.outbox.retry_later(mine.notification.id, NOW + 32, NOW + 40, "late")

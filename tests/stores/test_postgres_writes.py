@@ -36,16 +36,16 @@ async def test_a_refused_write_names_what_the_server_found_and_writes_nothing(po
     store = await PostgresStore.open(postgres_url)
     try:
         session = "it's 100% mine"  # quotes and a % that format() would read as a slot
-        await store.append(tail(ACME, session, 0, "a"))
+        await store.transcripts.append(tail(ACME, session, 0, "a"))
         with pytest.raises(TranscriptConflict, match="holds 1 messages; the append expected 3"):
-            await store.append(tail(ACME, session, 3, "gap"))
+            await store.transcripts.append(tail(ACME, session, 3, "gap"))
         unclaimed = pause_issue()
-        await store.issue(unclaimed)
+        await store.ledger.issue(unclaimed)
         with pytest.raises(StoreError, match=r"is not claimed.*\(0 rows matched\)"):
-            await store.finish(Finish(jti=unclaimed.record.jti, status="completed", finished_at=NOW,
+            await store.ledger.finish(Finish(jti=unclaimed.record.jti, status="completed", finished_at=NOW,
                                       outcome={}), tail(ACME, session, 1, "b"))
-        assert [m.content for m in await store.load(ACME, session)] == ["a"]
-        assert (await store.get(unclaimed.record.jti)) == unclaimed.record
+        assert [m.content for m in await store.transcripts.load(ACME, session)] == ["a"]
+        assert (await store.ledger.get(unclaimed.record.jti)) == unclaimed.record
     finally:
         await store.close()
 
@@ -64,10 +64,10 @@ async def test_a_role_that_may_only_read_and_write_rows_opens_a_migrated_databas
         store = await PostgresStore.open(limited)
         try:
             issue = pause_issue()
-            await store.issue(issue)
-            assert (await store.claim(issue.record.jti, NOW)).won
+            await store.ledger.issue(issue)
+            assert (await store.ledger.claim(issue.record.jti, NOW)).won
             with pytest.raises(TranscriptConflict):
-                await store.append(tail(ACME, "s1", 0, "taken"))
+                await store.transcripts.append(tail(ACME, "s1", 0, "taken"))
         finally:
             await store.close()
         with _admin(postgres_url) as admin, pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -87,9 +87,9 @@ async def test_an_outdated_check_function_is_replaced_on_open(postgres_url: str)
                       "LANGUAGE plpgsql AS 'BEGIN RETURN $1; END'")
     store = await PostgresStore.open(postgres_url)
     try:
-        await store.append(tail(ACME, "s1", 0, "a"))
+        await store.transcripts.append(tail(ACME, "s1", 0, "a"))
         with pytest.raises(TranscriptConflict):
-            await store.append(tail(ACME, "s1", 5, "gap"))
-        assert [m.content for m in await store.load(ACME, "s1")] == ["a"]
+            await store.transcripts.append(tail(ACME, "s1", 5, "gap"))
+        assert [m.content for m in await store.transcripts.load(ACME, "s1")] == ["a"]
     finally:
         await store.close()

@@ -12,7 +12,8 @@ from symfonic.kernel.messages import Message, ToolCall
 from symfonic.services.conversation import StoredFormatError
 from symfonic.services.ledger import sweep
 from symfonic.stores import sql
-from symfonic.stores.memory import MemoryStore
+from symfonic.stores.memory import MemoryDatabase, MemoryStore
+from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.testing.pauses import NOW, pause_issue
 
 
@@ -42,9 +43,9 @@ def test_a_row_that_is_no_message_is_refused() -> None:
         sql.messages_of([("not json",)])
 
 
-class CountingStore(MemoryStore):
-    def __init__(self) -> None:
-        super().__init__()
+class CountingLedger(MemoryLedger):
+    def __init__(self, database: MemoryDatabase) -> None:
+        super().__init__(database)
         self.batches: list[int] = []
 
     async def sweep_expired(self, now: float, *, limit: int = 100) -> int:
@@ -53,11 +54,18 @@ class CountingStore(MemoryStore):
         return changed
 
 
+class CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ledger = self.counting = CountingLedger(self.database)
+        self.batches = self.counting.batches
+
+
 async def test_a_sweep_goes_batch_by_batch_until_nothing_is_left() -> None:
     store = CountingStore()
     issues: list[Any] = [pause_issue(session=f"s{n}", ttl=5) for n in range(5)]
     for issue in issues:
-        await store.issue(issue)
-    assert await sweep(store, NOW + 10, batch=2) == 5
+        await store.ledger.issue(issue)
+    assert await sweep(store.ledger, NOW + 10, batch=2) == 5
     assert store.batches == [2, 2, 1, 0]
-    assert {(await store.get(i.record.jti)).status for i in issues} == {"expired"}  # type: ignore[union-attr]
+    assert {(await store.ledger.get(i.record.jti)).status for i in issues} == {"expired"}  # type: ignore[union-attr]

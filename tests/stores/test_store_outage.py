@@ -75,16 +75,16 @@ async def test_a_pool_exhausted_past_the_timeout_is_unavailable(postgres_url: st
         release, taken = asyncio.Event(), asyncio.Event()
 
         async def hold() -> None:  # another user of the pool, holding its only connection
-            async with store._pool.connection():  # type: ignore[attr-defined]
+            async with store.database._pool.connection():  # type: ignore[attr-defined]
                 taken.set()
                 await release.wait()
 
         holder = asyncio.create_task(hold())
         await taken.wait()
         with pytest.raises(StoreUnavailable, match="busy"):
-            await store.get("anything")
+            await store.ledger.get("anything")
         release.set()
         await holder
-        assert await store.get("anything") is None
+        assert await store.ledger.get("anything") is None
     finally:
         await store.close()

@@ -64,7 +64,7 @@ async def test_an_interrupted_pause_is_recovered_in_the_background_and_completes
         assert (await handle.state()).status == "completed"
         events = [event async for _, event in handle.events()]
         assert events[0].kind == "run_started" and isinstance(events[-1], Completed)
-        record = await (await host.store()).get(jti)
+        record = await (await host.store()).ledger.get(jti)
         assert record is not None and record.status == "completed"
         assert (record.outcome or {}).get("run_id") == handle.id
         with pytest.raises(PauseAlreadyResumed) as again:
@@ -123,9 +123,9 @@ async def test_a_background_recovery_over_http_is_accepted_and_completes(
         # A resumer claimed it, applied the approval, and died before the refund's result
         store = await SQLiteStore.open(tmp_path / "desk.db")
         try:
-            assert (await store.claim(jti, time.time(), lease_until=time.time() + 30,
+            assert (await store.ledger.claim(jti, time.time(), lease_until=time.time() + 30,
                                       decision=APPROVED)).won
-            assert await store.interrupt(jti, time.time())
+            assert await store.ledger.interrupt(jti, time.time())
         finally:
             await store.close()
         accepted = await client.post(f"/v1/pauses/{token}/recover", headers=acme, json=background)
@@ -172,7 +172,7 @@ async def test_a_worker_killed_mid_recovery_is_replayed_by_another_without_repea
         assert done.status == "completed", done
         assert done.output == "Done: refund on 42 confirmed" and done.run_id == f"recover_{jti}"
         # what the first attempt stored is not appended again
-        stored = await (await host.store()).load(ACME, "s1")
+        stored = await (await host.store()).transcripts.load(ACME, "s1")
         assert [m.role for m in stored] == ["user", *["assistant", "tool"] * 3, "assistant"]
         assert [m.tool_call_id for m in stored if m.role == "tool"] == ["l1", "r1", "c1"]
     # Each call that answered was asked once; the one the worker died in was asked again.

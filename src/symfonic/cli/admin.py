@@ -27,6 +27,7 @@ from symfonic.cli.common import (
 from symfonic.cli.exits import EPILOG, Exit, fail
 from symfonic.cli.turns import scope_of
 from symfonic.platform.host import Host
+from symfonic.services.keys import KeyStore
 
 HTTP_EXTRA = "pip install 'symfonic-runtime[http]'"
 
@@ -49,10 +50,11 @@ def _auth() -> ModuleType:
     return auth
 
 
-async def _key_store(host: Host) -> Any:
-    """The host's store, after importing an earlier version's keys file into it if it has no keys."""
+async def _key_store(host: Host) -> KeyStore:
+    """The host's API keys, after importing an earlier version's keys file into them if there are
+    none yet."""
     auth = _auth()
-    store = await host.store()
+    store = (await host.store()).api_keys
     try:
         await auth.import_keys_file(store, os.environ.get(auth.KEYS_FILE_VARIABLE) or auth.DEFAULT_KEYS_FILE)
     except ValueError as damaged:

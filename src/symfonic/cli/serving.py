@@ -270,7 +270,7 @@ async def _issue_key(url: str, tenant: str, label: str) -> tuple[str, str]:
     key = keys.issue(tenant, label=label, replace=True)
     store = await open_database(url)
     try:
-        await keys.bind(store)
+        await keys.bind(store.api_keys)
     finally:
         await store.close()
     issued = keys.authenticate(key)
@@ -283,6 +283,6 @@ async def _revoke_key(url: str, key_id: str) -> None:
 
     store = await open_database(url)
     try:
-        await store.revoke_key(key_id, time.time())
+        await store.api_keys.revoke_key(key_id, time.time())
     finally:
         await store.close()

@@ -43,7 +43,7 @@ from symfonic.platform.continuation.conversations import conversation_upto
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
 from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
-from symfonic.services.conversation import StoreError
+from symfonic.services.conversation import StoreError, TranscriptService
 from symfonic.services.ledger import SWEEP_BATCH, Listing, PauseRecord, sweep
 from symfonic.services.outbox import Outbox
 from symfonic.stores.opening import Store, open_store, resolve_url
@@ -82,7 +82,7 @@ class Host:
         self._pause_listeners: list[PauseListener] = []
         self.notifications: bool = notifications
         """Whether this host's pauses write a notification to the outbox (read at each run)."""
-        self.transcripts: CachedTranscripts = CachedTranscripts(self.store)
+        self.transcripts: CachedTranscripts = CachedTranscripts(self._transcript_port)
         """Every agent's and every resume's view of the transcripts (read once per host)."""
         if workers is not None:  # DBOS is imported only for a host with workers
             self.enable_workers(workers)
@@ -128,7 +128,7 @@ class Host:
     async def start(self) -> Host:
         store = await self.store()
         if self._outstanding is None:  # a gauge, only when an SDK reads it
-            self._outstanding = OutstandingPauses(lambda: store.outstanding_counts(self.now()))
+            self._outstanding = OutstandingPauses(lambda: store.ledger.outstanding_counts(self.now()))
             await self._outstanding.start()
         if self._workers is not None and not self._workers.started:
             await self._workers.start()
@@ -196,6 +196,9 @@ class Host:
     async def __aexit__(self, *_: object) -> None:
         await self.close()
 
+    async def _transcript_port(self) -> TranscriptService:
+        return (await self.store()).transcripts
+
     async def store(self) -> Store:
         """The host's store, opened and migrated on first use."""
         if self._store is None:
@@ -204,7 +207,7 @@ class Host:
                     self._store = await open_store(self.url)
         return self._store
 
-    def opened_store(self) -> Store:
+    def _opened_store(self) -> Store:
         """The store, which must be open already: a run opens it through its transcripts before
         anything asks for this.
 
@@ -271,13 +274,13 @@ class Host:
             ValueError: ``after`` is not a cursor of a listing.
         """
         position = None if after is None else page_after(after)
-        return await self._tickets(scope, lambda store, now: store.pauses(
+        return await self._tickets(scope, lambda store, now: store.ledger.pauses(
             scope, now, status=status, limit=limit, after=position))
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[LedgerTicket]:
         """The scope's recent decisions: its answered pauses, the latest answer first, each with
         who answered (:attr:`~LedgerTicket.answered_by`), the decision applied and its outcome."""
-        return await self._tickets(scope, lambda store, _: store.answered(scope, limit=limit))
+        return await self._tickets(scope, lambda store, _: store.ledger.answered(scope, limit=limit))
 
     async def _tickets(self, scope: Scope, read: Callable[[Store, float], Awaitable[
             list[PauseRecord]]]) -> list[LedgerTicket]:
@@ -302,7 +305,7 @@ class Host:
         """
         record = await self.continuation.recorded(token)  # checked against the token, as resume is
         with reachable():
-            return await (await self.store()).revoke(record.jti, self._clock())
+            return await (await self.store()).ledger.revoke(record.jti, self._clock())
 
     async def recover(self, token: str) -> RunOutcome:
         """Continue an interrupted turn (its resumer died, was cancelled mid-turn, or could not
@@ -319,11 +322,11 @@ class Host:
         """Mark pauses past their expiry ``expired``, and claims whose lease lapsed
         ``interrupted``, ``batch`` rows per transaction so that pauses go on meanwhile; returns
         how many rows changed."""
-        return await sweep(await self.store(), self._clock(), batch=batch)
+        return await sweep((await self.store()).ledger, self._clock(), batch=batch)
 
     async def outbox(self) -> Outbox:
         """The notifications pauses wrote, for a sender to deliver (the store, opened)."""
-        return await self.store()
+        return (await self.store()).outbox
 
     async def token_of(self, pause_id: str, scope: Scope) -> str | None:
         """The token of the recorded pause ``pause_id`` of ``scope``: the very token its run
@@ -333,7 +336,7 @@ class Host:
         For a sender announcing a pause: the outbox stores no token, so that reading the database
         is never enough to answer a pause.
         """
-        record = await (await self.store()).get(pause_id)
+        record = await (await self.store()).ledger.get(pause_id)
         if record is None or record.scope != scope:
             return None
         return self._keys.encode(claims_of(record))
@@ -392,7 +395,7 @@ class _HostRuntime:
 
     def services(self, spec: AgentSpec, request: TurnRequest,
                  resumed_from: str | None = None) -> Services:
-        store, keys = self._host.opened_store(), self._host.keys
+        store, keys = self._host._opened_store(), self._host.keys
 
         def binding() -> PauseBinding:
             return PauseBinding(pin=spec.pin, scope=request.scope, run_id=request.run_id,
@@ -400,8 +403,8 @@ class _HostRuntime:
                                 thread_id=request.thread_id, checkpoint_id=None)
 
         return Services().with_service(PAUSE_WIRING, PauseWiring(
-            binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store,
-            new_checkpoint_id=store.new_checkpoint_id, clock=self._host.now,
+            binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store.ledger,
+            new_checkpoint_id=store.checkpoints.new_checkpoint_id, clock=self._host.now,
             resumed_from=resumed_from, notify=self._host.notifications))
 
     async def submit(self, agent: str, input: str | None, *, session_id: str) -> SubmittedRun:
@@ -409,7 +412,7 @@ class _HostRuntime:
 
     async def session_paused(self, scope: Scope, session_id: str) -> bool:
         store = await self._host.store()
-        return await store.session_paused(scope, session_id, self._host.now())
+        return await store.ledger.session_paused(scope, session_id, self._host.now())
 
     def published(self, terminal: RunEvent) -> None:
         self._publish(terminal, self._scope)

@@ -16,6 +16,7 @@ from symfonic.kernel.stages import TurnRequest
 from symfonic.platform.background import SubmittedRun
 from symfonic.platform.continuation import ContinuationUnavailable
 from symfonic.stores.memory import MemoryStore
+from symfonic.stores.memory.transcripts import MemoryTranscripts
 
 
 class MemoryRuntime:
@@ -25,8 +26,8 @@ class MemoryRuntime:
         self._store = MemoryStore()
 
     @property
-    def transcripts(self) -> MemoryStore:
-        return self._store
+    def transcripts(self) -> MemoryTranscripts:
+        return self._store.transcripts
 
     @property
     def ledger_backed(self) -> bool:

@@ -1,7 +1,9 @@
 """Store adapters: in-memory (tests), SQLite (the embedded default), PostgreSQL (many hosts).
 
-Each adapter implements every port (transcripts, checkpoints, the pause ledger) over one database,
-so that a pause commits its transcript tail, turn state and ledger row in one transaction.
+Each adapter is a package of small classes, one per port (transcripts, turn states, the pause
+ledger, the outbox, A2A tasks), over one shared database object that owns the connections and the
+transaction, so that a pause commits its transcript tail, turn state, ledger row and notifications
+in one transaction; the adapter's store class composes them (``store.ledger``, ...).
 :func:`open_store` chooses the adapter from a URL; PostgreSQL's driver is imported only then.
 """
 

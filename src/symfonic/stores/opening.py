@@ -22,12 +22,43 @@ DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
 URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 
 
-class Store(TranscriptService, SessionService, CheckpointService, PauseLedger, Outbox, KeyStore,
-            SignInStore, TaskStore, Protocol):
-    """Every port over one database, so that a pause (and its notifications) commits once (and
-    the API keys, inbox sign-ins and A2A tasks every server on it shares)."""
+class Store(Protocol):
+    """Every port over one database, one small object each, so that a pause (and its
+    notifications) commits once, and the API keys, inbox sign-ins and A2A tasks every server on
+    it shares live beside them. Each adapter composes its ports over one shared database object
+    (``store.database``), which owns the connections and the transaction."""
+
+    @property
+    def transcripts(self) -> TranscriptService: ...
+
+    @property
+    def checkpoints(self) -> CheckpointService: ...
+
+    @property
+    def ledger(self) -> Ledger: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+    @property
+    def api_keys(self) -> KeyStore: ...
+
+    @property
+    def sign_ins(self) -> SignInStore: ...
+
+    @property
+    def tasks(self) -> TaskStore: ...
+
+    @property
+    def database(self) -> object:
+        """The database object the ports share (its connections, its transaction)."""
+        ...
 
     async def close(self) -> None: ...
+
+
+class Ledger(PauseLedger, SessionService, Protocol):
+    """The pause ledger, and whether a session waits on one of its pauses."""
 
 
 POOL_PARAMETERS = {"pool_min": "min_size", "pool_max": "max_size", "timeout": "operation_timeout"}

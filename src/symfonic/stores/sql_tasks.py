@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from symfonic.kernel.scope import Scope
@@ -147,120 +147,15 @@ def list_statement(scope: Scope, agent: str, context_id: str | None, limit: int,
     return "LIST_CONTEXT_TASKS", (scope.key, agent, context_id, *page)
 
 
-class SQLiteTasks:
-    """The task port over :class:`~symfonic.stores.sqlite.SQLiteStore`'s plumbing."""
-
-    if TYPE_CHECKING:
-        async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
-        async def _write(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
-        async def _changed(self, statement: str, parameters: tuple[Any, ...]) -> bool: ...
-
-    async def add_task(self, task: TaskRecord) -> bool:
-        return await self._changed(INSERT_TASK, task_row(task))
-
-    async def get_task(self, task_id: str) -> TaskRecord | None:
-        row = await self._read(lambda c: c.execute(GET_TASK, (task_id,)).fetchone())
-        return None if row is None else task_of(row)
-
-    async def update_task(self, task_id: str, *, state: TaskState, now: float,
-                          pause_id: str | None = None,
-                          result: dict[str, Any] | None = None) -> bool:
-        def write(c: sqlite3.Connection) -> bool:
-            if announces(state):
-                c.execute(ANNOUNCE_CHANGE, change_parameters(task_id, state, now))
-            return c.execute(UPDATE_TASK, update_parameters(task_id, state, now, pause_id,
-                                                            result)).rowcount == 1
-
-        return await self._write(write)
-
-    async def list_tasks(self, scope: Scope, agent: str, *, context_id: str | None = None,
-                         limit: int = 50, after: TaskPage | None = None) -> list[TaskRecord]:
-        name, parameters = list_statement(scope, agent, context_id, limit, after)
-        statement = globals()[name]
-        return [task_of(row) for row in
-                await self._read(lambda c: c.execute(statement, parameters).fetchall())]
-
-    async def put_push_config(self, config: PushConfigRecord) -> None:
-        await self._changed(PUT_PUSH, push_row(config))
-
-    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
-        row = await self._read(lambda c: c.execute(GET_PUSH, (task_id, config_id)).fetchone())
-        return None if row is None else push_of(row)
-
-    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
-        return [push_of(row) for row in
-                await self._read(lambda c: c.execute(LIST_PUSH, (task_id,)).fetchall())]
-
-    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
-        return await self._changed(DELETE_PUSH, (task_id, config_id))
-
-
 def announce_pause(conn: sqlite3.Connection, record: PauseRecord) -> None:
     """In a pause's SQLite transaction: announce it to its session's task, if one listens."""
     conn.execute(ANNOUNCE_PAUSE, pause_parameters(record))
 
 
-_POSTGRES = {name: to_format_style(globals()[name]) for name in STATEMENTS}
-
-
-class PostgresTasks:
-    """The task port over :class:`~symfonic.stores.postgres.PostgresStore`'s plumbing."""
-
-    if TYPE_CHECKING:
-        async def _fetchall(self, statement: str, params: tuple[Any, ...], *,
-                            idempotent: bool = True) -> list[Any]: ...
-        async def _rowcount(self, statement: str, params: tuple[Any, ...]) -> int: ...
-        async def _write(self, work: Callable[[AsyncConnection[Any]],
-                                              Awaitable[list[Callable[[], Awaitable[None]]]]]
-                         ) -> None: ...
-
-    async def add_task(self, task: TaskRecord) -> bool:
-        return await self._rowcount(_POSTGRES["INSERT_TASK"], task_row(task)) == 1
-
-    async def get_task(self, task_id: str) -> TaskRecord | None:
-        rows = await self._fetchall(_POSTGRES["GET_TASK"], (task_id,))
-        return task_of(rows[0]) if rows else None
-
-    async def update_task(self, task_id: str, *, state: TaskState, now: float,
-                          pause_id: str | None = None,
-                          result: dict[str, Any] | None = None) -> bool:
-        changed: list[bool] = []
-
-        async def write(conn: AsyncConnection[Any]) -> list[Callable[[], Awaitable[None]]]:
-            if announces(state):
-                await conn.execute(_POSTGRES["ANNOUNCE_CHANGE"], change_parameters(task_id, state,
-                                                                                  now))
-            cursor = await conn.execute(_POSTGRES["UPDATE_TASK"], update_parameters(
-                task_id, state, now, pause_id, result))
-
-            async def check() -> None:
-                changed.append(cursor.rowcount == 1)
-
-            return [check]
-
-        await self._write(write)  # pipelined: the announcement costs no round trip of its own
-        return changed[-1]
-
-    async def list_tasks(self, scope: Scope, agent: str, *, context_id: str | None = None,
-                         limit: int = 50, after: TaskPage | None = None) -> list[TaskRecord]:
-        name, parameters = list_statement(scope, agent, context_id, limit, after)
-        return [task_of(row) for row in await self._fetchall(_POSTGRES[name], parameters)]
-
-    async def put_push_config(self, config: PushConfigRecord) -> None:
-        await self._rowcount(_POSTGRES["PUT_PUSH"], push_row(config))
-
-    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
-        rows = await self._fetchall(_POSTGRES["GET_PUSH"], (task_id, config_id))
-        return push_of(rows[0]) if rows else None
-
-    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
-        return [push_of(row) for row in await self._fetchall(_POSTGRES["LIST_PUSH"], (task_id,))]
-
-    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
-        return await self._rowcount(_POSTGRES["DELETE_PUSH"], (task_id, config_id)) == 1
+POSTGRES = {name: to_format_style(globals()[name]) for name in STATEMENTS}
 
 
 async def announce_pause_pg(conn: AsyncConnection[Any], record: PauseRecord) -> None:
     """In a pause's PostgreSQL transaction (pipelined): announce it to its session's task, if
     one listens."""
-    await conn.execute(_POSTGRES["ANNOUNCE_PAUSE"], pause_parameters(record))
+    await conn.execute(POSTGRES["ANNOUNCE_PAUSE"], pause_parameters(record))

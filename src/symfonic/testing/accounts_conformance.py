@@ -23,34 +23,34 @@ class AccountsConformance:
     """SignInStore and recent-decision behaviours; ``store`` is a fixture the subclass provides."""
 
     async def test_a_sign_in_is_found_until_it_expires(self, store: Any) -> None:
-        await store.open_sign_in(sign_in("a", expires_at=NOW + 60))
-        assert await store.find_sign_in("a", NOW) == sign_in("a", expires_at=NOW + 60)
-        assert await store.find_sign_in("a", NOW + 60) is None
-        assert await store.find_sign_in("b", NOW) is None
+        await store.sign_ins.open_sign_in(sign_in("a", expires_at=NOW + 60))
+        assert await store.sign_ins.find_sign_in("a", NOW) == sign_in("a", expires_at=NOW + 60)
+        assert await store.sign_ins.find_sign_in("a", NOW + 60) is None
+        assert await store.sign_ins.find_sign_in("b", NOW) is None
 
     async def test_ending_a_sign_in_happens_once(self, store: Any) -> None:
-        await store.open_sign_in(sign_in("a"))
-        await store.open_sign_in(sign_in("b"))
-        assert await store.end_sign_in("a") is True
-        assert await store.end_sign_in("a") is False
-        assert await store.find_sign_in("a", NOW) is None
-        assert (await store.find_sign_in("b", NOW)) is not None
+        await store.sign_ins.open_sign_in(sign_in("a"))
+        await store.sign_ins.open_sign_in(sign_in("b"))
+        assert await store.sign_ins.end_sign_in("a") is True
+        assert await store.sign_ins.end_sign_in("a") is False
+        assert await store.sign_ins.find_sign_in("a", NOW) is None
+        assert (await store.sign_ins.find_sign_in("b", NOW)) is not None
 
     async def test_pruning_forgets_only_expired_sign_ins(self, store: Any) -> None:
         for digest, expiry in (("old", NOW - 1), ("now", NOW), ("live", NOW + 1)):
-            await store.open_sign_in(sign_in(digest, expires_at=expiry))
-        assert await store.prune_sign_ins(NOW) == 2
-        assert await store.prune_sign_ins(NOW) == 0
-        assert (await store.find_sign_in("live", NOW)) is not None
+            await store.sign_ins.open_sign_in(sign_in(digest, expires_at=expiry))
+        assert await store.sign_ins.prune_sign_ins(NOW) == 2
+        assert await store.sign_ins.prune_sign_ins(NOW) == 0
+        assert (await store.sign_ins.find_sign_in("live", NOW)) is not None
 
     async def test_a_claim_keeps_who_answered_and_a_release_forgets_it(self, store: Any) -> None:
         issue = pause_issue()
-        await store.issue(issue)
-        claim = await store.claim(issue.record.jti, NOW, answered_by="key-1")
+        await store.ledger.issue(issue)
+        claim = await store.ledger.claim(issue.record.jti, NOW, answered_by="key-1")
         assert claim.won and claim.record.answered_by == "key-1"
-        assert (await store.get(issue.record.jti)).answered_by == "key-1"
-        assert await store.release(issue.record.jti)
-        released = await store.get(issue.record.jti)
+        assert (await store.ledger.get(issue.record.jti)).answered_by == "key-1"
+        assert await store.ledger.release(issue.record.jti)
+        released = await store.ledger.get(issue.record.jti)
         assert released.answered_by is None and released.claimed_at is None
 
     async def test_recent_decisions_are_the_scopes_answered_pauses_latest_first(
@@ -58,12 +58,12 @@ class AccountsConformance:
         issues = [pause_issue(session=f"s{n}") for n in range(4)]
         foreign = pause_issue(GLOBEX)
         for issue in (*issues, foreign):
-            await store.issue(issue)
+            await store.ledger.issue(issue)
         for offset, issue in ((3, issues[0]), (1, issues[1]), (2, issues[2])):
-            await store.claim(issue.record.jti, NOW + offset, answered_by=f"by-{offset}")
-        await store.claim(foreign.record.jti, NOW + 5)
-        answered = await store.answered(ACME, limit=10)
+            await store.ledger.claim(issue.record.jti, NOW + offset, answered_by=f"by-{offset}")
+        await store.ledger.claim(foreign.record.jti, NOW + 5)
+        answered = await store.ledger.answered(ACME, limit=10)
         assert [r.jti for r in answered] == [issues[n].record.jti for n in (0, 2, 1)]
         assert [r.answered_by for r in answered] == ["by-3", "by-2", "by-1"]
-        assert [r.jti for r in await store.answered(ACME, limit=1)] == [issues[0].record.jti]
-        assert [r.jti for r in await store.answered(GLOBEX)] == [foreign.record.jti]
+        assert [r.jti for r in await store.ledger.answered(ACME, limit=1)] == [issues[0].record.jti]
+        assert [r.jti for r in await store.ledger.answered(GLOBEX)] == [foreign.record.jti]

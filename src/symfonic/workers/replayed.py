@@ -44,14 +44,14 @@ async def transcript_length(host: Host, scope: Scope, session_id: str) -> int:
     """The session's stored length, read from the store itself (not this host's cache: the
     attempt that stored more may have run in another process)."""
     store = await host.store()
-    return len(await store.load(scope, session_id))
+    return len(await store.transcripts.load(scope, session_id))
 
 
 async def stored_run(host: Host, scope: Scope, session_id: str, run_id: str,
                      started_at: int) -> RunOutcome | None:
     """The outcome a new run's earlier attempt stored; None when it stored no end (run it)."""
     store = await host.store()
-    history = await store.load(scope, session_id)
+    history = await store.transcripts.load(scope, session_id)
     if len(history) <= started_at:
         return None
     pause = await _pause_of_run(host, scope, run_id)
@@ -71,7 +71,7 @@ async def stored_resume(host: Host, jti: str, run_id: str) -> RunOutcome | None:
     """The outcome a resume or recovery segment stored on its pause; None when the row holds
     none of this run's (still claimable, claimed, or finished by another resumer)."""
     store = await host.store()
-    record = await store.get(jti)
+    record = await store.ledger.get(jti)
     outcome: dict[str, Any] = (record.outcome if record is not None else None) or {}
     if record is None or record.status not in ("completed", "paused_again", "failed"):
         return None
@@ -83,7 +83,7 @@ async def stored_resume(host: Host, jti: str, run_id: str) -> RunOutcome | None:
         return RunOutcome(status="failed", run_id=run_id, session_id=record.session_id,
                           error=str(outcome.get("error")), usage=usage)
     if record.status == "paused_again":
-        following = await store.get(str(outcome.get("next_pause")))
+        following = await store.ledger.get(str(outcome.get("next_pause")))
         if following is not None and following.run_id == run_id:
             return RunOutcome(status="paused", run_id=run_id, session_id=record.session_id,
                               interrupt=pending(host, following))
@@ -107,11 +107,11 @@ async def _pause_of_run(host: Host, scope: Scope, run_id: str) -> PauseRecord | 
     for status in listings:
         after: PageAfter | None = None
         while True:
-            page = await store.pauses(scope, now, status=status, limit=PAGE, after=after)
+            page = await store.ledger.pauses(scope, now, status=status, limit=PAGE, after=after)
             found = next((r for r in page if r.run_id == run_id), None)
             if found is not None or len(page) < PAGE:
                 break
             after = (page[-1].issued_at, page[-1].jti)
         if found is not None:
             return found
-    return next((r for r in await store.answered(scope, limit=PAGE) if r.run_id == run_id), None)
+    return next((r for r in await store.ledger.answered(scope, limit=PAGE) if r.run_id == run_id), None)

@@ -138,7 +138,7 @@ class ClaimedTurn:
             await asyncio.sleep(interval)
             asked_at, now = loop.time(), self.clock()
             try:
-                renewed = await self.store.renew(self.jti, now, now + self.lease,
+                renewed = await self.store.ledger.renew(self.jti, now, now + self.lease,
                                                  claimed_at=self.claimed_at)
             except StoreError as failed:  # keep trying: the lease covers a brief outage
                 logger.warning("renewing the claim on pause %s failed: %s", self.jti, failed)
@@ -162,7 +162,7 @@ class ClaimedTurn:
             return
         deadline = self._deadline()
         try:
-            await self.store.append(tail)
+            await self.store.transcripts.append(tail)
         except StoreError as lost:
             await _shielded(self._give_up(applied=True, deadline=deadline))
             raise OutcomeUnknown(
@@ -205,7 +205,7 @@ class ClaimedTurn:
         ``claimed``). A turn that ran is never described as one that failed."""
         deadline = self._deadline()
         try:
-            await self.store.finish(finish, tail)
+            await self.store.ledger.finish(finish, tail)
             self._settled = True
             return
         except StoreError as lost:
@@ -213,11 +213,11 @@ class ClaimedTurn:
         try:
             async with asyncio.timeout_at(deadline):
                 with contextlib.suppress(StoreError):
-                    record = await self.store.get(self.jti)
+                    record = await self.store.ledger.get(self.jti)
                     if record is not None and record.status == "completed":
                         self._settled = True
                         return
-                await self.store.finish(finish, tail)
+                await self.store.ledger.finish(finish, tail)
                 self._settled = True
         except (StoreError, TimeoutError) as lost_again:
             self._settled = True  # nothing more to do here but say so
@@ -231,7 +231,7 @@ class ClaimedTurn:
         """Record ``failed`` (the turn's own failure: a model error, a pause not stored)."""
         self._settled = True
         try:
-            await self.store.finish(Finish(jti=self.jti, status="failed", finished_at=self.clock(),
+            await self.store.ledger.finish(Finish(jti=self.jti, status="failed", finished_at=self.clock(),
                                            outcome={"error": error, "run_id": run_id},
                                            claimed_at=self.claimed_at))
         except StoreError:
@@ -257,9 +257,9 @@ class ClaimedTurn:
         try:
             async with asyncio.timeout_at(deadline):
                 if applied or self.reclaimed:
-                    await self.store.interrupt(self.jti, self.clock(), claimed_at=self.claimed_at)
+                    await self.store.ledger.interrupt(self.jti, self.clock(), claimed_at=self.claimed_at)
                 else:
-                    await self.store.release(self.jti, claimed_at=self.claimed_at)
+                    await self.store.ledger.release(self.jti, claimed_at=self.claimed_at)
         except (StoreError, TimeoutError) as failed:
             logger.warning("pause %s stays claimed until its lease lapses: %s", self.jti, failed)
 

@@ -39,7 +39,7 @@ async def conversation_upto(token: str, *, continuation: LedgerContinuation,
     """
     record = await continuation.recorded(token)
     with reachable():
-        state = await store.load_state(record.checkpoint_id)
+        state = await store.checkpoints.load_state(record.checkpoint_id)
         if state is not None and state.session_id == record.session_id:
             return await transcripts.load(record.scope, record.session_id,
                                           upto=state.transcript_position)

@@ -141,6 +141,16 @@ class LedgerContinuation:
             refuse(record, self._clock())
         return ticket_of(token, record, self._clock())
 
+    async def pause_ticket(self, pause_id: str, scope: Scope, *,
+                           as_of: float | None = None) -> LedgerTicket | None:
+        """The pause ``pause_id`` of ``scope`` as a ticket without its token, its status as it
+        stood at ``as_of`` (now by default): what a notification may tell a receiver, who is
+        not the one who answers. None for an unknown pause or another scope's."""
+        record = await (await self._store()).ledger.get(pause_id)
+        if record is None or record.scope != scope:
+            return None
+        return ticket_of("", record, self._clock() if as_of is None else as_of)
+
     def interaction(self, ticket: LedgerTicket) -> InteractionSpec | None:
         """How the pause's answer is shaped by the agent this host serves, for drawing a form.
 
@@ -198,7 +208,8 @@ class LedgerContinuation:
         if not agent.spec.accepts_pin(claims.pin):
             raise IncompatibleDefinition(claims.pin, agent.spec.pin)
         store = await self._store()
-        record, state = await _both(self._record(store, claims), store.load_state(claims.checkpoint))
+        record, state = await _both(self._record(store, claims),
+                                    store.checkpoints.load_state(claims.checkpoint))
         return claims, scope, agent, store, record, state
 
     async def _resume_stream(self, token: str, answer: Any, answered_by: str | None,
@@ -220,7 +231,7 @@ class LedgerContinuation:
         # while the claim commits; nothing of the turn runs unless the claim is won.
         now = self._clock()
         claim, history = await asyncio.gather(
-            store.claim(claims.jti, now, lease_until=now + self._lease,
+            store.ledger.claim(claims.jti, now, lease_until=now + self._lease,
                         decision=resolution_to_dict(decision), answered_by=answered_by),
             self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
             return_exceptions=True)
@@ -232,7 +243,7 @@ class LedgerContinuation:
         if isinstance(history, BaseException):
             # Claimed, and nothing ran: give the pause back rather than leave it claimed.
             with contextlib.suppress(StoreError):
-                await store.release(claims.jti, claimed_at=now)
+                await store.ledger.release(claims.jti, claimed_at=now)
             raise history
         resume = RoundResume(round=state.round, resolved={**state.resolved, call.id: decision},
                              usage=state.usage)
@@ -333,7 +344,7 @@ class LedgerContinuation:
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
                               resumed_from=claims.jti, continues_trace=state.trace_parent)
         turn = prepare_turn(agent, request, resumed_from=claims.jti, tools=tools)
-        claim = await store.reclaim(claims.jti, now, lease_until=now + self._lease)
+        claim = await store.ledger.reclaim(claims.jti, now, lease_until=now + self._lease)
         if not claim.won:
             refuse(claim.record, now) if claim.record else unknown(claims.jti)
         claimed = ClaimedTurn(store=store, jti=claims.jti, scope=scope, agent=agent.spec.name,
@@ -343,7 +354,7 @@ class LedgerContinuation:
         return claimed.events(turn, history, resume)
 
     async def _record(self, store: Store, claims: PauseClaims) -> PauseRecord:
-        record = await store.get(claims.jti)
+        record = await store.ledger.get(claims.jti)
         if record is None:
             unknown(claims.jti)
         signed = (claims.scope, claims.checkpoint, claims.tool_call_id, claims.run,

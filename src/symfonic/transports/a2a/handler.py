@@ -71,6 +71,7 @@ from symfonic.transports.a2a.views import (
     pause_of_task,
     status_message,
     task_proto,
+    task_store,
     view_of,
 )
 
@@ -121,7 +122,7 @@ class SymfonicRequestHandler(RequestHandler):
     async def _start(self, message: Message, context: ServerCallContext,
                      push: TaskPushNotificationConfig | None) -> tuple[str, Run]:
         scope, _ = _caller(context)
-        store = await self.host.store()
+        store = await task_store(self.host)
         now = self.host.now()
         record = TaskRecord(id=uuid.uuid4().hex, scope=scope, agent=self.agent,
                             context_id=message.context_id or uuid.uuid4().hex, state="working",
@@ -150,7 +151,7 @@ class SymfonicRequestHandler(RequestHandler):
         if message.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(f"context {message.context_id} is not the context of task "
                                      f"{task.id}")
-        view = await view_of(self.host, await self.host.store(), task)
+        view = await view_of(self.host, await task_store(self.host), task)
         pinned = message.metadata.fields.get("pause_id")
         pause_id = (pinned.string_value if pinned is not None else
                     view.ticket.jti if view.ticket is not None else task.pause_id)
@@ -163,7 +164,7 @@ class SymfonicRequestHandler(RequestHandler):
         if token is None:
             raise unknown_task()
         answer = answer_of(message, view.ticket)
-        store = await self.host.store()
+        store = await task_store(self.host)
         if push is not None:
             await self.pushes.save(task, push)
 
@@ -206,7 +207,7 @@ class SymfonicRequestHandler(RequestHandler):
 
     async def _follow(self, task: TaskRecord, run: Run, events: AsyncIterator[RunEvent]) -> None:
         """Publish the turn's progress, record how it ended, and publish the task as it stands."""
-        store, now = await self.host.store(), self.host.now
+        store, now = await task_store(self.host), self.host.now
         try:
             async for event in events:
                 match event:
@@ -253,7 +254,7 @@ class SymfonicRequestHandler(RequestHandler):
         (its tools may be half-way), and a final task stays as it ended."""
         scope, _ = _caller(context)
         task = await self._task(params.id, scope)
-        view = await view_of(self.host, await self.host.store(), task)
+        view = await view_of(self.host, await task_store(self.host), task)
         if view.state != "input-required" or view.ticket is None:
             raise TaskNotCancelableError(f"task {task.id} is {view.state}: only a task waiting "
                                          "for input can be canceled")
@@ -262,7 +263,7 @@ class SymfonicRequestHandler(RequestHandler):
         except SymfonicError as refused:
             raise a2a_error(refused, task.id) from None
         if revoked:
-            await (await self.host.store()).update_task(
+            await (await task_store(self.host)).update_task(
                 task.id, state="canceled", now=self.host.now(),
                 result={"error": "canceled: the question was withdrawn"})
             self.wake()
@@ -287,14 +288,14 @@ class SymfonicRequestHandler(RequestHandler):
 
     async def _task(self, task_id: str, scope: Scope) -> TaskRecord:
         """The caller's task ``task_id``: another tenant's (or agent's) is an unknown task."""
-        task = await (await self.host.store()).get_task(task_id) if task_id else None
+        task = await (await task_store(self.host)).get_task(task_id) if task_id else None
         if task is None or task.scope != scope or task.agent != self.agent:
             raise unknown_task()
         return task
 
     async def _task_proto(self, task: TaskRecord, *, history: bool,
                           limit: int | None = None) -> Task:
-        store: TaskStore = await self.host.store()
+        store: TaskStore = await task_store(self.host)
         view = await view_of(self.host, store, task)
         shown = None
         if history:

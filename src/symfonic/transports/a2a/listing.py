@@ -17,7 +17,7 @@ from a2a.utils.errors import InvalidParamsError
 
 from symfonic import Host, Scope
 from symfonic.services.tasks import TaskPage
-from symfonic.transports.a2a.views import STATES, task_proto, view_of
+from symfonic.transports.a2a.views import STATES, task_proto, task_store, view_of
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
@@ -33,7 +33,7 @@ async def list_tasks(host: Host, agent: str, scope: Scope,
     size = params.page_size or DEFAULT_PAGE
     if not 1 <= size <= MAX_PAGE:
         raise InvalidParamsError(f"page_size must be between 1 and {MAX_PAGE}")
-    store = await host.store()
+    store = await task_store(host)
     wanted = params.status if params.status != TaskState.TASK_STATE_UNSPECIFIED else None
     response = ListTasksResponse(page_size=size)
     if wanted == TaskState.TASK_STATE_INPUT_REQUIRED:

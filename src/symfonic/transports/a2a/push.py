@@ -42,10 +42,10 @@ from a2a.utils.errors import InvalidParamsError, PushNotificationNotSupportedErr
 from google.protobuf import json_format  # type: ignore[import-untyped]  # no stubs without types-protobuf
 
 from symfonic import Host
-from symfonic.platform.tickets import LedgerTicket, ticket_of
+from symfonic.platform.tickets import LedgerTicket
 from symfonic.services.outbox import Notification
 from symfonic.services.tasks import FINAL_TASK_STATES, PushConfigRecord, TaskRecord, TaskStore
-from symfonic.transports.a2a.views import STATES, TaskView, status_message
+from symfonic.transports.a2a.views import STATES, TaskView, status_message, task_store
 from symfonic.transports.webhooks.delivering import Router, Target
 from symfonic.transports.webhooks.outbound import PUBLIC_ONLY, OutboundPolicy, OutboundRefused
 
@@ -94,25 +94,25 @@ class PushConfigs:
             authentication={"scheme": auth.scheme, "credentials": auth.credentials}
             if config.HasField("authentication") and auth.scheme else None,
             created_at=self.host.now())
-        store: TaskStore = await self.host.store()
+        store = await task_store(self.host)
         await store.put_push_config(record)
         return proto_of(record)
 
     async def get(self, task: TaskRecord, config_id: str) -> TaskPushNotificationConfig:
-        store: TaskStore = await self.host.store()
+        store = await task_store(self.host)
         found = await store.get_push_config(task.id, config_id)
         if found is None:
             raise InvalidParamsError(f"task {task.id} has no push config {config_id!r}")
         return proto_of(found)
 
     async def list(self, task: TaskRecord) -> ListTaskPushNotificationConfigsResponse:
-        store: TaskStore = await self.host.store()
+        store = await task_store(self.host)
         return ListTaskPushNotificationConfigsResponse(
             configs=[proto_of(c) for c in await store.list_push_configs(task.id)])
 
     async def delete(self, task: TaskRecord, config_id: str) -> None:
         """Remove a config (a config already gone is no error: the outcome is the same)."""
-        store: TaskStore = await self.host.store()
+        store = await task_store(self.host)
         await store.delete_push_config(task.id, config_id)
 
 
@@ -130,7 +130,7 @@ def push_router(host: Host) -> Router:
     at delivery (none left: delivered to nobody); None when the task is gone."""
 
     async def route(notification: Notification) -> list[Target] | None:
-        store = await host.store()
+        store = await task_store(host)
         task = await _task_of(store, notification)
         if task is None:
             return None
@@ -144,7 +144,7 @@ def push_router(host: Host) -> Router:
     return route
 
 
-async def _task_of(store: Any, notification: Notification) -> TaskRecord | None:
+async def _task_of(store: TaskStore, notification: Notification) -> TaskRecord | None:
     facts = notification.payload
     if "task_id" in facts:
         task: TaskRecord | None = await store.get_task(facts["task_id"])
@@ -159,9 +159,9 @@ async def _document(host: Host, task: TaskRecord, notification: Notification) ->
     state = notification.payload["state"]
     ticket: LedgerTicket | None = None
     if "pause_id" in notification.payload:
-        record = await (await host.store()).get(notification.payload["pause_id"])
         # The question as it was asked; never a token (the receiver is not who answers).
-        ticket = None if record is None else ticket_of("", record, notification.created_at)
+        ticket = await host.continuation.pause_ticket(
+            notification.payload["pause_id"], notification.scope, as_of=notification.created_at)
     result = task.result or {} if state in FINAL_TASK_STATES else {}
     view = TaskView(record=task, state=state, ticket=ticket,
                     text=result.get("output") or result.get("error"))

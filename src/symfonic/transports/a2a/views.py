@@ -64,6 +64,12 @@ class TaskView:
     """The output (completed) or why it ended (failed, canceled)."""
 
 
+async def task_store(host: Host) -> TaskStore:
+    """The one port of the host's store this transport owns: its tasks and push configs. Pauses
+    it reads through the host's public API only."""
+    return (await host.store()).tasks
+
+
 async def view_of(host: Host, store: TaskStore, task: TaskRecord) -> TaskView:
     """``task`` as it stands now (see the module docstring); the row catches up."""
     if task.state in FINAL_TASK_STATES:

@@ -88,8 +88,9 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             await host.start()
         else:
             await host.store()
-        await api_keys.bind(await host.store())
-        service.sessions.bind(await host.store())
+        store = await host.store()
+        await api_keys.bind(store.api_keys)
+        service.sessions.bind(store.sign_ins)
         refresher = asyncio.create_task(api_keys.keep_fresh(), name="symfonic-api-keys")
         if service.webhooks is not None:
             await service.webhooks.start()

@@ -1,0 +1,141 @@
+"""The pause ledger in memory: the same contract as the SQL ledgers, in one process."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.services.ledger import (
+    FOREVER,
+    SWEEP_BATCH,
+    Claim,
+    Finish,
+    Listing,
+    PageAfter,
+    PauseIssue,
+    PauseRecord,
+)
+from symfonic.services.outbox import Notification
+from symfonic.services.tasks import (
+    FINAL_TASK_STATES,
+    TASK_STATUS,
+    pause_status_payload,
+)
+from symfonic.stores.memory.database import MemoryPort, held, stored_lease
+
+
+class MemoryLedger(MemoryPort):
+    """Pauses: issued, claimed once, renewed, finished, listed, swept."""
+
+    async def issue(self, issue: PauseIssue) -> None:
+        async with self._db.lock:
+            if issue.record.jti in self._db.pauses or issue.state.checkpoint_id in self._db.states:
+                raise StoreError(f"pause {issue.record.jti} or its checkpoint exists already")
+            ids = {n.id for n in issue.notifications}
+            if len(ids) != len(issue.notifications) or ids & self._db.outbox.keys():
+                raise StoreError(f"a notification of pause {issue.record.jti} exists already")
+            self._db.check_tail(issue.tail)
+            finishing = self._db.finishable(issue.finishes) if issue.finishes else None
+            self._db.apply_tail(issue.tail)
+            self._db.states[issue.state.checkpoint_id] = issue.state
+            self._db.pauses[issue.record.jti] = issue.record
+            if issue.finishes and finishing:
+                self._db.record_finish(issue.finishes, finishing)
+            record = issue.record
+            listened = any(c.scope == record.scope and c.context_id == record.session_id
+                           and self._db.tasks[c.task_id].state not in FINAL_TASK_STATES
+                           for c in self._db.push.values() if c.task_id in self._db.tasks)
+            announced = (Notification(
+                id=uuid.uuid4().hex, topic=TASK_STATUS, scope=record.scope,
+                created_at=record.issued_at, payload=pause_status_payload(
+                    record.jti, record.session_id, record.pin.partition("@")[0])),) if listened else ()
+            for notification in (*issue.notifications, *announced):
+                self._db.enqueue(notification)
+
+    async def get(self, jti: str) -> PauseRecord | None:
+        return self._db.pauses.get(jti)
+
+    async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
+        async with self._db.lock:
+            record = self._db.pauses.get(jti)
+            if record is None or record.status != "outstanding" or record.expires_at <= now:
+                return Claim(won=False, record=record)
+            claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
+                                          lease_expires_at=stored_lease(lease_until), decision=decision,
+                                          answered_by=answered_by)
+            self._db.pauses[jti] = claimed
+            return Claim(won=True, record=claimed)
+
+    async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
+        async with self._db.lock:
+            record = self._db.pauses.get(jti)
+            if record is None or record.status_at(now) != "interrupted":
+                return Claim(won=False, record=record)
+            claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
+                                          lease_expires_at=stored_lease(lease_until))
+            self._db.pauses[jti] = claimed
+            return Claim(won=True, record=claimed)
+
+    async def renew(self, jti: str, now: float, lease_until: float, *,
+                    claimed_at: float | None = None) -> bool:
+        return self._db.update(jti, lambda r: r.status_at(now) == "claimed" and held(r, claimed_at),
+                            lease_expires_at=stored_lease(lease_until))
+
+    async def release(self, jti: str, *, claimed_at: float | None = None) -> bool:
+        return self._db.update(jti, lambda r: r.status == "claimed" and held(r, claimed_at),
+                            status="outstanding", claimed_at=None, lease_expires_at=None,
+                            decision=None, answered_by=None)
+
+    async def interrupt(self, jti: str, now: float, *, claimed_at: float | None = None) -> bool:
+        return self._db.update(jti, lambda r: r.status == "claimed" and held(r, claimed_at),
+                            status="interrupted")
+
+    async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
+        async with self._db.lock:
+            record = self._db.finishable(finish)
+            if tail is not None:
+                self._db.check_tail(tail)
+                self._db.apply_tail(tail)
+            self._db.record_finish(finish, record)
+
+    async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
+                     limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
+        start = after or (float("-inf"), "")
+        rows = [r for r in self._db.pauses.values() if r.scope == scope
+                and r.status_at(now) == status and (r.issued_at, r.jti) > start
+                and (status != "outstanding" or r.expires_at > now)]
+        return sorted(rows, key=lambda r: (r.issued_at, r.jti))[:limit]
+
+    async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
+        counts: dict[tuple[str, str], int] = {}
+        for record in self._db.pauses.values():
+            if record.status == "outstanding" and record.expires_at > now:
+                key = (record.scope.key, record.pin.partition("@")[0])
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
+        rows = [r for r in self._db.pauses.values() if r.scope == scope and r.claimed_at is not None]
+        return sorted(rows, key=lambda r: (r.claimed_at or 0.0, r.jti), reverse=True)[:limit]
+
+    async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
+        return any(r.scope == scope and r.session_id == session_id and r.status == "outstanding"
+                   and r.expires_at > now for r in self._db.pauses.values())
+
+    async def revoke(self, jti: str, now: float) -> bool:
+        return self._db.update(jti, lambda r: r.status == "outstanding", status="revoked",
+                            finished_at=now)
+
+    async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
+        expired = lapsed = 0
+        for record in list(self._db.pauses.values()):
+            if record.status == "outstanding" and record.expires_at <= now and expired < limit:
+                expired += self._db.update(record.jti, lambda r: True, status="expired")
+            elif (record.status == "claimed" and record.status_at(now) == "interrupted"
+                  and lapsed < limit):
+                lapsed += self._db.update(record.jti, lambda r: True, status="interrupted")
+        return expired + lapsed

@@ -1,0 +1,42 @@
+"""Transcripts and turn states in PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+
+from symfonic.kernel.messages import Message
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import TranscriptTail
+from symfonic.services.turn_state import TurnState
+from symfonic.stores import postgres_writes as writes
+from symfonic.stores import sql
+from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
+
+
+class PostgresTranscripts(PostgresPort):
+    """Sessions' messages, appended at the position the writer expects or refused (checked by
+    the server, in the write's own round trip)."""
+
+    async def load(self, scope: Scope, session_id: str, upto: int | None = None,
+                   start: int = 0) -> list[Message]:
+        rows = await self._fetchall(S["LOAD_MESSAGES"],
+                                    (scope.key, session_id, *sql.load_range(start, upto)))
+        return sql.messages_of(rows)
+
+    async def append(self, tail: TranscriptTail) -> None:
+        async def write(conn: Connection) -> list[Reader]:
+            await writes.append(conn, tail)
+            return []
+
+        await self._write(write)
+
+
+class PostgresCheckpoints(PostgresPort):
+    """The turn states pauses resume from (written by the ledger, with the pause)."""
+
+    def new_checkpoint_id(self) -> str:
+        return uuid.uuid4().hex
+
+    async def load_state(self, checkpoint_id: str) -> TurnState | None:
+        rows = await self._fetchall(S["LOAD_CHECKPOINT"], (checkpoint_id,))
+        return None if not rows else sql.turn_state_of(rows[0][0])

@@ -1,0 +1,121 @@
+"""The pause ledger in SQLite: a pause's rows in one transaction, a claim one caller wins.
+
+The claim is a conditional ``UPDATE ... RETURNING`` run while the write lock is held, so exactly
+one caller, in any process, sees its row come back.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import StoreError, TranscriptTail
+from symfonic.services.ledger import (
+    FOREVER,
+    SWEEP_BATCH,
+    Claim,
+    Finish,
+    Listing,
+    PageAfter,
+    PauseIssue,
+    PauseRecord,
+)
+from symfonic.stores import sql
+from symfonic.stores.sql_tasks import announce_pause
+from symfonic.stores.sqlite.database import SQLitePort
+from symfonic.stores.sqlite.transcripts import append_tail
+
+
+class SQLiteLedger(SQLitePort):
+    """Pauses: issued, claimed once, renewed, finished, listed, swept."""
+
+    async def issue(self, issue: PauseIssue) -> None:
+        def write(c: sqlite3.Connection) -> None:
+            append_tail(c, issue.tail)
+            c.execute(sql.INSERT_CHECKPOINT, (issue.state.checkpoint_id, issue.state.scope.key,
+                                              issue.state.session_id,
+                                              sql.dump_json(issue.state.to_dict())))
+            c.execute(sql.INSERT_PAUSE, sql.pause_row(issue.record))
+            if issue.finishes is not None:
+                finish_claimed(c, issue.finishes)
+            if issue.notifications:
+                c.executemany(sql.INSERT_NOTIFICATION, sql.notification_rows(issue.notifications))
+            announce_pause(c, issue.record)  # to an A2A task's push configs, if any
+
+        await self._write(write)
+
+    async def get(self, jti: str) -> PauseRecord | None:
+        row = await self._read(lambda c: c.execute(sql.GET_PAUSE, (jti,)).fetchone())
+        return None if row is None else sql.record_of(row)
+
+    async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
+        stored = None if decision is None else sql.dump_json(decision)
+        return await self._claimed(jti, sql.CLAIM, (now, sql.lease_of(lease_until), stored, answered_by,
+                                                 jti, now))
+
+    async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
+        return await self._claimed(jti, sql.RECLAIM, (now, sql.lease_of(lease_until), jti, now))
+
+    async def _claimed(self, jti: str, statement: str, parameters: tuple[Any, ...]) -> Claim:
+        def write(c: sqlite3.Connection) -> Claim:
+            row = c.execute(statement, parameters).fetchone()
+            if row is not None:
+                return Claim(won=True, record=sql.record_of(row))
+            current = c.execute(sql.GET_PAUSE, (jti,)).fetchone()
+            return Claim(won=False, record=None if current is None else sql.record_of(current))
+
+        return await self._write(write)
+
+    async def renew(self, jti: str, now: float, lease_until: float, *,
+                    claimed_at: float | None = None) -> bool:
+        return await self._changed(sql.RENEW, (sql.lease_of(lease_until), jti, now,
+                                               claimed_at, claimed_at))
+
+    async def release(self, jti: str, *, claimed_at: float | None = None) -> bool:
+        return await self._changed(sql.RELEASE, (jti, claimed_at, claimed_at))
+
+    async def interrupt(self, jti: str, now: float, *, claimed_at: float | None = None) -> bool:
+        return await self._changed(sql.INTERRUPT, (jti, claimed_at, claimed_at))
+
+    async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
+        def write(c: sqlite3.Connection) -> None:
+            finish_claimed(c, finish)
+            if tail is not None:
+                append_tail(c, tail)
+
+        await self._write(write)
+
+    async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
+                     limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
+        rows = await self._read(lambda c: c.execute(
+            sql.list_statement(status), sql.list_parameters(scope, now, limit, after)).fetchall())
+        return [sql.record_of(row) for row in rows]
+
+    async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
+        return sql.counts_of(await self._read(
+            lambda c: c.execute(sql.OUTSTANDING_COUNTS, (now,)).fetchall()))
+
+    async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
+        rows = await self._read(lambda c: c.execute(sql.ANSWERED, (scope.key, limit)).fetchall())
+        return [sql.record_of(row) for row in rows]
+
+    async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
+        row = await self._read(lambda c: c.execute(sql.SESSION_PAUSED,
+                                                   (scope.key, session_id, now)).fetchone())
+        return row is not None
+
+    async def revoke(self, jti: str, now: float) -> bool:
+        return await self._changed(sql.REVOKE, (now, jti))
+
+    async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
+        return await self._write(lambda c: c.execute(sql.SWEEP, (now, limit)).rowcount
+                                 + c.execute(sql.SWEEP_LEASES, (now, limit)).rowcount)
+
+def finish_claimed(conn: sqlite3.Connection, finish: Finish) -> None:
+    changed = conn.execute(sql.FINISH, (finish.status, finish.finished_at,
+                                        sql.dump_json(finish.outcome), finish.jti,
+                                        finish.claimed_at, finish.claimed_at)).rowcount
+    if changed != 1:
+        raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")

@@ -1,0 +1,50 @@
+"""The transcripts' conformance suite: what every store must show as a ``TranscriptService``.
+
+:class:`~symfonic.testing.conformance.StoreConformance` inherits it, so every adapter runs it
+unchanged: appends land in order at the position they expect or not at all, and each session of
+each tenant is its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from symfonic.kernel.messages import Message, ToolCall
+from symfonic.services.conversation import TranscriptConflict, TranscriptTail
+from symfonic.testing.pauses import ACME, GLOBEX, tail
+
+
+class TranscriptsConformance:
+    """Transcript behaviours; ``store`` is a fixture the subclass provides."""
+
+    async def test_append_then_load_in_order(self, store: Any) -> None:
+        await store.transcripts.append(tail(ACME, "s1", 0, "a", "b"))
+        await store.transcripts.append(tail(ACME, "s1", 2, "c"))
+        assert [m.content for m in await store.transcripts.load(ACME, "s1")] == ["a", "b", "c"]
+        assert [m.content for m in await store.transcripts.load(ACME, "s1", upto=2)] == ["a", "b"]
+        assert [m.content for m in await store.transcripts.load(ACME, "s1", start=1)] == ["b", "c"]
+        assert [m.content for m in await store.transcripts.load(ACME, "s1", upto=2, start=1)] == ["b"]
+        assert await store.transcripts.load(ACME, "s1", start=3) == []
+
+    async def test_append_at_a_taken_position_conflicts_and_writes_nothing(self, store: Any) -> None:
+        await store.transcripts.append(tail(ACME, "s1", 0, "a"))
+        for start in (0, 2):
+            with pytest.raises(TranscriptConflict):
+                await store.transcripts.append(tail(ACME, "s1", start, "x", "y"))
+        assert [m.content for m in await store.transcripts.load(ACME, "s1")] == ["a"]
+
+    async def test_transcripts_are_per_scope_and_session(self, store: Any) -> None:
+        await store.transcripts.append(tail(ACME, "s1", 0, "acme"))
+        await store.transcripts.append(tail(GLOBEX, "s1", 0, "globex"))
+        assert [m.content for m in await store.transcripts.load(GLOBEX, "s1")] == ["globex"]
+        assert await store.transcripts.load(ACME, "s2") == []
+
+    async def test_messages_round_trip_with_tool_calls(self, store: Any) -> None:
+        call = ToolCall(id="c1", name="t", arguments={"nested": {"a": [1, 2]}, "s": "é"})
+        messages = (Message("assistant", "hi", (call,)), Message("tool", "ok", tool_call_id="c1"))
+        await store.transcripts.append(TranscriptTail(scope=ACME, session_id="s", start=0, messages=messages))
+        assert tuple(await store.transcripts.load(ACME, "s")) == messages
+
+    # issuing
