@@ -210,3 +210,10 @@ def test_a_circle_is_caught_however_its_imports_are_written() -> None:
                                "symfonic.workers.runs"]]
     del sources["symfonic.workers.engine"]
     assert circles(module_graph(sources)) == []
+
+
+def test_the_architecture_page_names_every_layered_package() -> None:
+    """docs/architecture.md draws the same table: every package placed here is named there, so
+    a package added to one and not the other fails."""
+    page = (SOURCE.parents[1] / "docs" / "architecture.md").read_text()
+    assert [name for name in LAYERS if name not in page] == []

@@ -11,6 +11,7 @@ import pytest
 from starlette.requests import Request
 
 from symfonic.stores.memory import MemoryStore
+from symfonic.transports.http.accounts import accounts_of
 from symfonic.transports.http.sessions import COOKIE, InboxSessions, cross_site
 from tests.http.helpers import LiveServer, ServerFactory, paused_run, sign_in
 
@@ -132,14 +133,14 @@ async def test_sessions_expire_end_and_are_never_found_by_a_guess() -> None:
     sessions = InboxSessions(lifetime=60, clock=lambda: now[0])
     with pytest.raises(RuntimeError, match="not bound"):
         await sessions.open("k0")
-    sessions.bind(store.sign_ins)
+    sessions.bind(accounts_of(store).sign_ins)
     early = await sessions.open("k0")
     found = await sessions.find(early)
     assert found is not None and found.key_id == "k0"
     now[0] += 60
     assert await sessions.find(early) is None  # expired
     cookie = await sessions.open("k1")  # opening pruned the expired one
-    assert await store.sign_ins.find_sign_in(found.digest, 0.0) is None
+    assert await accounts_of(store).sign_ins.find_sign_in(found.digest, 0.0) is None
     for guess in ("", cookie[:-1], cookie + "0", found.digest, "x" * 500):
         assert await sessions.find(guess) is None
     session = await sessions.find(cookie)

@@ -17,6 +17,7 @@ from symfonic.platform.continuation import AnswerInvalid
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.stores.memory import MemoryStore
 from symfonic.transports.http import forms, pages
+from symfonic.transports.http.accounts import accounts_of
 from symfonic.transports.http.auth import ApiKeys, import_keys_file, new_key
 from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.server import GRACE_VARIABLE, shutdown_grace
@@ -29,11 +30,11 @@ async def test_keys_are_hashed_in_the_store_and_seen_by_another_view() -> None:
     key = keys.issue("acme", label="ci")
     reader = keys.issue("acme", permissions=["pauses:read"])
     assert keys.authenticate(key) is not None  # accepted at once, before any store
-    await keys.bind(store.api_keys)
-    stored = repr(await store.api_keys.keys())
+    await keys.bind(accounts_of(store).keys)
+    stored = repr(await accounts_of(store).keys.keys())
     assert key not in stored and key.split("_", 2)[2] not in stored
     again = ApiKeys()
-    await again.bind(store.api_keys)
+    await again.bind(accounts_of(store).keys)
     found = again.authenticate(key)
     assert found is not None and found.tenant == "acme" and found.allows("pauses:answer")
     assert not again.authenticate(reader).allows("runs")  # type: ignore[union-attr]
@@ -51,13 +52,13 @@ async def test_a_replaced_key_is_revoked_in_the_store() -> None:
     first = ApiKeys()
     old = first.issue("demo", label="development", replace=True)
     kept = first.issue("demo", label="other")
-    await first.bind(store.api_keys)
+    await first.bind(accounts_of(store).keys)
     second = ApiKeys()
     new = second.issue("demo", label="development", replace=True)
-    await second.bind(store.api_keys)
+    await second.bind(accounts_of(store).keys)
     assert second.authenticate(old) is None and second.authenticate(new) is not None
     assert second.authenticate(kept) is not None
-    assert len([k for k in await store.api_keys.keys("demo") if k.revoked_at is None]) == 2
+    assert len([k for k in await accounts_of(store).keys.keys("demo") if k.revoked_at is None]) == 2
 
 
 async def test_an_old_keys_file_is_imported_once_into_an_empty_store(tmp_path: Path) -> None:
@@ -68,12 +69,12 @@ async def test_an_old_keys_file_is_imported_once_into_an_empty_store(tmp_path: P
          "permissions": sorted(record.permissions), "label": "old", "created_at": 1.0}]}))
     store = MemoryStore()
     keys = ApiKeys.load(path)
-    await keys.bind(store.api_keys)
-    assert keys.authenticate(key) is not None and await store.api_keys.keys_version() == 1
-    assert await import_keys_file(store.api_keys, path) == 0  # the store has keys now
-    await store.api_keys.revoke_key(record.id, 2.0)
+    await keys.bind(accounts_of(store).keys)
+    assert keys.authenticate(key) is not None and await accounts_of(store).keys.keys_version() == 1
+    assert await import_keys_file(accounts_of(store).keys, path) == 0  # the store has keys now
+    await accounts_of(store).keys.revoke_key(record.id, 2.0)
     again = ApiKeys.load(path)
-    await again.bind(store.api_keys)  # not imported again: the revocation stands
+    await again.bind(accounts_of(store).keys)  # not imported again: the revocation stands
     assert again.authenticate(key) is None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -27,7 +27,9 @@ from symfonic.cli.common import (
 from symfonic.cli.exits import EPILOG, Exit, fail
 from symfonic.cli.turns import scope_of
 from symfonic.platform.host import Host
-from symfonic.services.keys import KeyStore
+
+if TYPE_CHECKING:  # the HTTP extra: imported only when keys are handled
+    from symfonic.transports.http.accounts import KeyStore
 
 HTTP_EXTRA = "pip install 'symfonic-runtime[http]'"
 
@@ -54,7 +56,9 @@ async def _key_store(host: Host) -> KeyStore:
     """The host's API keys, after importing an earlier version's keys file into them if there are
     none yet."""
     auth = _auth()
-    store = (await host.store()).api_keys
+    from symfonic.transports.http.accounts import accounts_of
+
+    store = accounts_of(await host.store()).keys
     try:
         await auth.import_keys_file(store, os.environ.get(auth.KEYS_FILE_VARIABLE) or auth.DEFAULT_KEYS_FILE)
     except ValueError as damaged:

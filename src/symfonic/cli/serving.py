@@ -264,13 +264,14 @@ async def _issue_key(url: str, tenant: str, label: str) -> tuple[str, str]:
     """A development key for ``tenant``, written to the store at ``url`` (replacing the earlier
     ones of ``label``); the key and its id."""
     from symfonic.stores.opening import open_store as open_database
+    from symfonic.transports.http.accounts import accounts_of
     from symfonic.transports.http.auth import ApiKeys
 
     keys = ApiKeys()
     key = keys.issue(tenant, label=label, replace=True)
     store = await open_database(url)
     try:
-        await keys.bind(store.api_keys)
+        await keys.bind(accounts_of(store).keys)
     finally:
         await store.close()
     issued = keys.authenticate(key)
@@ -280,9 +281,10 @@ async def _issue_key(url: str, tenant: str, label: str) -> tuple[str, str]:
 
 async def _revoke_key(url: str, key_id: str) -> None:
     from symfonic.stores.opening import open_store as open_database
+    from symfonic.transports.http.accounts import accounts_of
 
     store = await open_database(url)
     try:
-        await store.api_keys.revoke_key(key_id, time.time())
+        await accounts_of(store).keys.revoke_key(key_id, time.time())
     finally:
         await store.close()

@@ -12,10 +12,8 @@ from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from symfonic.services.conversation import CheckpointService, SessionService, TranscriptService
-from symfonic.services.keys import KeyStore
 from symfonic.services.ledger import PauseLedger
 from symfonic.services.outbox import Outbox
-from symfonic.services.sign_ins import SignInStore
 from symfonic.services.tasks import TaskStore
 
 DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
@@ -23,10 +21,10 @@ URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 
 
 class Store(Protocol):
-    """Every port over one database, one small object each, so that a pause (and its
-    notifications) commits once, and the API keys, inbox sign-ins and A2A tasks every server on
-    it shares live beside them. Each adapter composes its ports over one shared database object
-    (``store.database``), which owns the connections and the transaction."""
+    """The core's ports over one database, one small object each, so that a pause (and its
+    notifications) commits once. Each adapter composes them over one shared database object
+    (:attr:`database`), which owns the connections and the transaction; the HTTP transport keeps
+    its API keys and sign-ins over that same object."""
 
     @property
     def transcripts(self) -> TranscriptService: ...
@@ -41,17 +39,12 @@ class Store(Protocol):
     def outbox(self) -> Outbox: ...
 
     @property
-    def api_keys(self) -> KeyStore: ...
-
-    @property
-    def sign_ins(self) -> SignInStore: ...
-
-    @property
     def tasks(self) -> TaskStore: ...
 
     @property
     def database(self) -> object:
-        """The database object the ports share (its connections, its transaction)."""
+        """The database object the ports share (its connections, its transaction); a transport
+        builds the ports it owns over it (:func:`symfonic.transports.http.accounts.accounts_of`)."""
         ...
 
     async def close(self) -> None: ...

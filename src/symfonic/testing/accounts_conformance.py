@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from symfonic.services.sign_ins import SignIn
 from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue
+from symfonic.transports.http.accounts import SignIn, accounts_of
 
 
 def sign_in(digest: str, *, expires_at: float = NOW + 60) -> SignIn:
@@ -23,25 +23,25 @@ class AccountsConformance:
     """SignInStore and recent-decision behaviours; ``store`` is a fixture the subclass provides."""
 
     async def test_a_sign_in_is_found_until_it_expires(self, store: Any) -> None:
-        await store.sign_ins.open_sign_in(sign_in("a", expires_at=NOW + 60))
-        assert await store.sign_ins.find_sign_in("a", NOW) == sign_in("a", expires_at=NOW + 60)
-        assert await store.sign_ins.find_sign_in("a", NOW + 60) is None
-        assert await store.sign_ins.find_sign_in("b", NOW) is None
+        await accounts_of(store).sign_ins.open_sign_in(sign_in("a", expires_at=NOW + 60))
+        assert await accounts_of(store).sign_ins.find_sign_in("a", NOW) == sign_in("a", expires_at=NOW + 60)
+        assert await accounts_of(store).sign_ins.find_sign_in("a", NOW + 60) is None
+        assert await accounts_of(store).sign_ins.find_sign_in("b", NOW) is None
 
     async def test_ending_a_sign_in_happens_once(self, store: Any) -> None:
-        await store.sign_ins.open_sign_in(sign_in("a"))
-        await store.sign_ins.open_sign_in(sign_in("b"))
-        assert await store.sign_ins.end_sign_in("a") is True
-        assert await store.sign_ins.end_sign_in("a") is False
-        assert await store.sign_ins.find_sign_in("a", NOW) is None
-        assert (await store.sign_ins.find_sign_in("b", NOW)) is not None
+        await accounts_of(store).sign_ins.open_sign_in(sign_in("a"))
+        await accounts_of(store).sign_ins.open_sign_in(sign_in("b"))
+        assert await accounts_of(store).sign_ins.end_sign_in("a") is True
+        assert await accounts_of(store).sign_ins.end_sign_in("a") is False
+        assert await accounts_of(store).sign_ins.find_sign_in("a", NOW) is None
+        assert (await accounts_of(store).sign_ins.find_sign_in("b", NOW)) is not None
 
     async def test_pruning_forgets_only_expired_sign_ins(self, store: Any) -> None:
         for digest, expiry in (("old", NOW - 1), ("now", NOW), ("live", NOW + 1)):
-            await store.sign_ins.open_sign_in(sign_in(digest, expires_at=expiry))
-        assert await store.sign_ins.prune_sign_ins(NOW) == 2
-        assert await store.sign_ins.prune_sign_ins(NOW) == 0
-        assert (await store.sign_ins.find_sign_in("live", NOW)) is not None
+            await accounts_of(store).sign_ins.open_sign_in(sign_in(digest, expires_at=expiry))
+        assert await accounts_of(store).sign_ins.prune_sign_ins(NOW) == 2
+        assert await accounts_of(store).sign_ins.prune_sign_ins(NOW) == 0
+        assert (await accounts_of(store).sign_ins.find_sign_in("live", NOW)) is not None
 
     async def test_a_claim_keeps_who_answered_and_a_release_forgets_it(self, store: Any) -> None:
         issue = pause_issue()

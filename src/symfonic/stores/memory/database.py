@@ -13,14 +13,12 @@ from typing import Any
 
 from symfonic.kernel.messages import Message
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
-from symfonic.services.keys import KeyRecord
 from symfonic.services.ledger import (
     FOREVER,
     Finish,
     PauseRecord,
 )
 from symfonic.services.outbox import Notification, OutboxEntry
-from symfonic.services.sign_ins import SignIn
 from symfonic.services.tasks import (
     PushConfigRecord,
     TaskRecord,
@@ -37,8 +35,6 @@ class MemoryDatabase:
         self.states: dict[str, TurnState] = {}
         self.pauses: dict[str, PauseRecord] = {}
         self.outbox: dict[str, OutboxEntry] = {}
-        self.keys: dict[str, KeyRecord] = {}
-        self.sign_ins: dict[str, SignIn] = {}
         self.tasks: dict[str, TaskRecord] = {}
         self.push: dict[tuple[str, str], PushConfigRecord] = {}
 

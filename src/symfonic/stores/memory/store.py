@@ -3,7 +3,6 @@ without a host."""
 
 from __future__ import annotations
 
-from symfonic.stores.memory.accounts import MemoryKeys, MemorySignIns
 from symfonic.stores.memory.database import MemoryDatabase
 from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.stores.memory.outbox import MemoryOutbox
@@ -20,8 +19,6 @@ class MemoryStore:
         self.checkpoints = MemoryCheckpoints(self.database)
         self.ledger = MemoryLedger(self.database)
         self.outbox = MemoryOutbox(self.database)
-        self.api_keys = MemoryKeys(self.database)
-        self.sign_ins = MemorySignIns(self.database)
         self.tasks = MemoryTasks(self.database)
 
     async def close(self) -> None:

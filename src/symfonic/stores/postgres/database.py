@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from symfonic.services.conversation import StoreError, StoreUnavailable
-from symfonic.stores import sql, sql_accounts
+from symfonic.stores import sql
 
 try:
     import psycopg
@@ -36,10 +36,7 @@ _PAUSES = ("LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
            "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "REVOKE",
            "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
            "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE")
-_ACCOUNTS = ("INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
-             "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")
-S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES} | {
-    name: sql.to_format_style(getattr(sql_accounts, name)) for name in _ACCOUNTS}
+S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES}
 """The statements of the ports, in psycopg's placeholder style."""
 
 

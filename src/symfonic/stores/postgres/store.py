@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from symfonic.stores.postgres.accounts import PostgresKeys, PostgresSignIns
 from symfonic.stores.postgres.database import Connection, PostgresDatabase
 from symfonic.stores.postgres.ledger import PostgresLedger
 from symfonic.stores.postgres.outbox import PostgresOutbox
@@ -31,8 +30,6 @@ class PostgresStore:
         self.checkpoints = PostgresCheckpoints(database)
         self.ledger = PostgresLedger(database)
         self.outbox = PostgresOutbox(database)
-        self.api_keys = PostgresKeys(database)
-        self.sign_ins = PostgresSignIns(database)
         self.tasks = PostgresTasks(database)
 
     @property

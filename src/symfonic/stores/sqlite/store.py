@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from symfonic.stores.sqlite.accounts import SQLiteKeys, SQLiteSignIns
 from symfonic.stores.sqlite.database import SQLiteDatabase, Synchronous
 from symfonic.stores.sqlite.ledger import SQLiteLedger
 from symfonic.stores.sqlite.outbox import SQLiteOutbox
@@ -24,8 +23,6 @@ class SQLiteStore:
         self.checkpoints = SQLiteCheckpoints(self.database)
         self.ledger = SQLiteLedger(self.database)
         self.outbox = SQLiteOutbox(self.database)
-        self.api_keys = SQLiteKeys(self.database)
-        self.sign_ins = SQLiteSignIns(self.database)
         self.tasks = SQLiteTasks(self.database)
 
     @property

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from symfonic.platform.host import Host
 from symfonic.services.outbox import PAUSE_CREATED, Notification
 from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages, runs
+from symfonic.transports.http.accounts import accounts_of
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
 from symfonic.transports.http.mounts import chosen_mounts
@@ -89,8 +90,9 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         else:
             await host.store()
         store = await host.store()
-        await api_keys.bind(store.api_keys)
-        service.sessions.bind(store.sign_ins)
+        accounts = accounts_of(store)
+        await api_keys.bind(accounts.keys)
+        service.sessions.bind(accounts.sign_ins)
         refresher = asyncio.create_task(api_keys.keep_fresh(), name="symfonic-api-keys")
         if service.webhooks is not None:
             await service.webhooks.start()

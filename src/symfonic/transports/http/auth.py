@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from symfonic.kernel.scope import Scope
-from symfonic.services.keys import KeyRecord, KeyStore
+from symfonic.transports.http.accounts.keys import KeyRecord, KeyStore
 
 __all__ = ["DEFAULT_KEYS_FILE", "DEVELOPMENT_LABEL", "KEYS_FILE_VARIABLE", "PERMISSIONS",
            "REFRESH_SECONDS", "ApiKey", "ApiKeys", "Permission", "import_keys_file", "new_key",

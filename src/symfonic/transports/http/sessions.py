@@ -1,7 +1,7 @@
 """The inbox's sign-in sessions: the cookie, the sessions kept in the store, CSRF tokens, and the
 same-origin check that keeps sign-in from being forged by another site.
 
-**Sessions live in the store** (:class:`~symfonic.services.sign_ins.SignInStore`), so every
+**Sessions live in the store** (:class:`~symfonic.transports.http.accounts.SignInStore`), so every
 server behind a load balancer sees them and a restart signs nobody out. The cookie holds only a
 random session id; the store keeps its digest (so reading the table gives nobody a cookie), the
 API key it acts with, its CSRF token and its expiry (12 h). Signing out deletes the row, so a
@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from symfonic.services.sign_ins import SignIn, SignInStore
+from symfonic.transports.http.accounts.sign_ins import SignIn, SignInStore
 
 COOKIE = "symfonic_inbox"
 SESSION_SECONDS = 12 * 3600

@@ -1,5 +1,6 @@
-"""The SQL of the stores' account ports, shared by both relational adapters: API keys and the
-inbox's sign-ins (see :mod:`symfonic.stores.sql` for the schema and the placeholder style)."""
+"""The SQL of the HTTP transport's ports, shared by both relational adapters: API keys and the
+inbox's sign-ins. Their tables are created by the one migration sequence of
+:mod:`symfonic.stores.sql` (a database has one schema version), in its placeholder style."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from symfonic.services.keys import KeyRecord
-from symfonic.services.sign_ins import SignIn
+from symfonic.transports.http.accounts.keys import KeyRecord
+from symfonic.transports.http.accounts.sign_ins import SignIn
 
 KEY_COLUMNS = "id, tenant, digest, permissions, label, created_at, revoked_at"
 INSERT_KEY = (f"INSERT INTO symfonic_api_keys ({KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from symfonic.services.keys import KeyRecord
-from symfonic.services.sign_ins import SignIn
-from symfonic.stores import sql_accounts
-from symfonic.stores.postgres.database import PostgresPort, S
+from symfonic.stores import sql as store_sql
+from symfonic.stores.postgres.database import PostgresPort
+from symfonic.transports.http.accounts import sql as sql_accounts
+from symfonic.transports.http.accounts.keys import KeyRecord
+from symfonic.transports.http.accounts.sign_ins import SignIn
+
+_STATEMENTS = ("INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
+               "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")
+S = {name: store_sql.to_format_style(getattr(sql_accounts, name)) for name in _STATEMENTS}
 
 
 class PostgresKeys(PostgresPort):

@@ -1,4 +1,5 @@
-"""The API keys port: which keys a service accepts, kept in the store every server shares.
+"""The API keys port of the HTTP transport: which keys it accepts, kept in the database every
+server shares.
 
 A key's record never holds the key: only its digest (a hash), next to the one tenant it acts in
 and its permissions. Records are never deleted, only revoked, so the set of keys changes by
@@ -6,8 +7,8 @@ exactly two kinds of step (a key added, a key revoked) and :meth:`KeyStore.keys_
 count them: a number that grows with every change, read cheaply (one aggregate over a small
 table), so a server polls it every half second and reloads the keys only when it moved.
 
-The methods carry a ``key`` in their names because a store implements every port at once and
-the pause ledger's ``get`` and ``revoke`` are taken.
+The methods carry a ``key`` in their names, from the days when one store class implemented
+every port; they stay, so that adapters written then keep working.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ digest (a hash), the API key the session acts with, its CSRF token and its expir
 store rather than in a server's memory, a sign-in works on every server behind a load balancer and
 survives a restart, and signing out on one server ends it on all of them at once.
 
-The methods carry ``sign_in`` in their names because a store implements every port at once.
+The methods carry ``sign_in`` in their names, from the days when one store class implemented
+every port.
 """
 
 from __future__ import annotations

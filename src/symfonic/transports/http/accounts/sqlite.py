@@ -1,11 +1,12 @@
-"""API keys and inbox sign-ins in SQLite (the HTTP transport's ports)."""
+"""API keys and inbox sign-ins in SQLite, over the store's shared database (the HTTP transport's
+ports)."""
 
 from __future__ import annotations
 
-from symfonic.services.keys import KeyRecord
-from symfonic.services.sign_ins import SignIn
-from symfonic.stores import sql_accounts
 from symfonic.stores.sqlite.database import SQLitePort
+from symfonic.transports.http.accounts import sql as sql_accounts
+from symfonic.transports.http.accounts.keys import KeyRecord
+from symfonic.transports.http.accounts.sign_ins import SignIn
 
 
 class SQLiteKeys(SQLitePort):
