@@ -1,4 +1,6 @@
-"""Shared fixtures: stores of every kind, a PostgreSQL database per test, a manual clock."""
+"""Shared fixtures (stores of every kind, a PostgreSQL database per test, a manual clock), and the
+two tiers: plain ``pytest`` runs the fast one; ``pytest --e2e`` adds the tests marked ``e2e``
+(those that start processes, a browser or a docs build), as the README's command and CI do."""
 
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ from pathlib import Path
 import pytest
 
 from symfonic.testing import ManualClock
+
+E2E_FOLDERS = ("durability", "workers", "docs", "mcp_pauses")
+"""Folders whose every test starts processes, workers, a browser or a docs build: marked ``e2e``
+here rather than test by test."""
 
 POSTGRES_URL = os.environ.get("SYMFONIC_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -66,3 +72,24 @@ async def sqlite_store(tmp_path: Path) -> AsyncIterator[object]:
     store = await SQLiteStore.open(tmp_path / "store.db")
     yield store
     await store.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--e2e", action="store_true",
+                     help="also run the end-to-end tier: the tests marked e2e (processes, a "
+                          "browser, docs builds)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the e2e folders' tests, then leave the e2e tier out unless ``--e2e`` (or an explicit
+    ``-m``, which then decides alone) asks for it."""
+    root = Path(__file__).parent
+    for item in items:
+        if item.path.relative_to(root).parts[0] in E2E_FOLDERS:
+            item.add_marker(pytest.mark.e2e)
+    if config.getoption("--e2e") or config.option.markexpr:
+        return
+    fast = [item for item in items if item.get_closest_marker("e2e") is None]
+    if len(fast) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("e2e")])
+        items[:] = fast

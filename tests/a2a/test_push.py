@@ -118,6 +118,7 @@ async def test_push_configs_are_refused_by_a_server_that_cannot_sign_them(
     assert card["capabilities"].get("pushNotifications", False) is False
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [None, 0], ids=["loop", "dbos"])
 async def test_a_push_the_receiver_missed_is_delivered_by_the_next_server(
         start: StartA2A, clients: Connect, clock: ManualClock, database: str,

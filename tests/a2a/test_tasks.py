@@ -126,6 +126,7 @@ async def test_an_invalid_answer_is_refused_and_the_task_still_waits(
     assert refund_lines(refunds) == []
 
 
+@pytest.mark.e2e
 async def test_list_is_the_inbox_and_cancel_revokes(start: StartA2A, clients: Connect,
                                                     clock: ManualClock) -> None:
     client = await clients(start())
@@ -167,6 +168,7 @@ def question_data_of(message: object) -> dict[str, object]:
     return question_data(task)
 
 
+@pytest.mark.e2e
 async def test_sixteen_answers_from_four_processes_resume_once(
         start: StartA2A, clients: Connect, refunds: Path, database: str,
         clock: ManualClock) -> None:

@@ -8,6 +8,8 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from tests.cli.helpers import refund_entries, refused, symfonic, token_in
 
 ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
@@ -31,6 +33,7 @@ def test_demo_without_a_terminal_or_an_answer_says_what_to_do(tmp_path: Path) ->
     refused(symfonic(tmp_path, "demo", check=False), 2, "--answer")
 
 
+@pytest.mark.e2e
 def test_a_pause_made_by_one_process_is_resumed_by_another_once(tmp_path: Path) -> None:
     paused = symfonic(tmp_path, "run", "refund order 1234", "--tenant", "acme")
     token = token_in(paused.stdout)
@@ -50,6 +53,7 @@ def test_a_pause_made_by_one_process_is_resumed_by_another_once(tmp_path: Path) 
     assert len(refund_entries(tmp_path)) == 1
 
 
+@pytest.mark.e2e
 def test_the_refunds_log_names_the_run_the_pause_and_the_approved_call(tmp_path: Path) -> None:
     paused = symfonic(tmp_path, "run", "refund order 42")
     run = re.search(r"run: (\S+)  pause: (\S+)  call: (\S+)", paused.stdout)
@@ -62,6 +66,7 @@ def test_the_refunds_log_names_the_run_the_pause_and_the_approved_call(tmp_path:
     assert f'"pause": "{run.group(2)}"' in shown.stdout and f'"call": "{run.group(3)}"' in shown.stdout
 
 
+@pytest.mark.e2e
 def test_a_revoked_pause_cannot_be_answered(tmp_path: Path) -> None:
     token = token_in(symfonic(tmp_path, "run", "refund order 7").stdout)
     assert "revoked" in symfonic(tmp_path, "pauses", "revoke", token).stdout
@@ -76,6 +81,7 @@ def test_db_migrate_creates_the_schema(tmp_path: Path) -> None:
     assert "migrated" in done.stdout and (tmp_path / "x.db").exists()
 
 
+@pytest.mark.e2e
 def test_api_keys_are_made_listed_and_removed(tmp_path: Path) -> None:
     key = symfonic(tmp_path, "keys", "add", "--tenant", "acme", "--permission", "pauses:read",
                    "--label", "ops").stdout.strip()
@@ -95,6 +101,7 @@ def test_api_keys_are_made_listed_and_removed(tmp_path: Path) -> None:
                      check=False), 2, "unknown permissions")
 
 
+@pytest.mark.e2e
 def test_an_interrupted_pause_is_listed_and_recovered_once(tmp_path: Path) -> None:
     token = token_in(symfonic(tmp_path, "run", "refund order 42", "--tenant", "acme").stdout)
     refused(symfonic(tmp_path, "pauses", "recover", token, check=False), 4, "RecoveryRefused")
@@ -113,6 +120,7 @@ def test_an_interrupted_pause_is_listed_and_recovered_once(tmp_path: Path) -> No
     refused(symfonic(tmp_path, "pauses", "recover", token, check=False), 4, "PauseAlreadyResumed")
 
 
+@pytest.mark.e2e
 def test_sweep_marks_expired_pauses_and_lapsed_claims(tmp_path: Path) -> None:
     expired = token_in(symfonic(tmp_path, "run", "refund order 42", "--tenant", "acme").stdout)
     lapsed = token_in(symfonic(tmp_path, "run", "refund order 42", "--tenant", "acme",
@@ -132,6 +140,7 @@ def test_sweep_marks_expired_pauses_and_lapsed_claims(tmp_path: Path) -> None:
     assert symfonic(tmp_path, "pauses", "sweep").stdout.strip() == "swept 0 pauses"
 
 
+@pytest.mark.e2e
 def test_help_shows_extras_and_the_exit_codes_literally(tmp_path: Path) -> None:
     keys = symfonic(tmp_path, "keys", "--help").stdout
     assert "symfonic-runtime[http]" in keys and "Exit codes:" in keys

@@ -56,6 +56,7 @@ def test_an_answer_that_is_broken_json(workdir: Path, paused: str) -> None:
             "not valid JSON")
 
 
+@pytest.mark.e2e
 def test_unknown_forged_foreign_and_expired_tokens(workdir: Path, paused: str) -> None:
     refused(symfonic(workdir, "pauses", "show", "garbage", check=False), 4, "MalformedPauseToken")
     head, claims, signature = paused.split(".")
@@ -97,6 +98,7 @@ def test_a_database_url_of_an_unknown_kind(workdir: Path) -> None:
             "cannot open the store mysql://db/x", "unsupported database URL")
 
 
+@pytest.mark.e2e
 def test_a_store_that_cannot_be_reached(workdir: Path) -> None:
     with socket.socket() as closed:  # a port nothing listens on
         closed.bind(("127.0.0.1", 0))
@@ -138,6 +140,7 @@ def test_a_lease_that_is_not_a_number(workdir: Path) -> None:
             "$SYMFONIC_CLAIM_LEASE must be a number of seconds")
 
 
+@pytest.mark.e2e
 def test_missing_extras_name_the_install(workdir: Path) -> None:
     no_http = without("fastapi", "uvicorn")
     refused(symfonic(workdir, "serve", command=no_http, check=False), 3,
@@ -166,6 +169,7 @@ def test_a_busy_port_fails_before_printing_a_key_or_touching_the_store(workdir: 
     assert not (workdir / ".symfonic" / "symfonic.db").exists()
 
 
+@pytest.mark.e2e
 def test_webhooks_without_their_secret(workdir: Path) -> None:
     done = symfonic(workdir, "serve", "--port", "0", check=False,
                     env={"SYMFONIC_WEBHOOK_URLS": "http://127.0.0.1:9/hook"})
@@ -180,6 +184,7 @@ def test_a_failed_demo_leaves_no_pause_behind(workdir: Path) -> None:
         assert db.execute("SELECT status FROM symfonic_pauses").fetchall() == [("revoked",)]
 
 
+@pytest.mark.e2e
 def test_a_new_project_over_a_non_empty_directory_is_refused(workdir: Path) -> None:
     refused(symfonic(workdir.parent, "new", workdir.name, check=False), 2, "already exists")
     refused(symfonic(workdir, "new", "class", check=False), 2, "does not make a Python package")

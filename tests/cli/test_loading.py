@@ -30,6 +30,7 @@ def test_an_app_from_the_environment(workdir: Path) -> None:
     assert "completed: made says hello" in done.stdout
 
 
+@pytest.mark.e2e
 def test_the_flag_wins_over_the_environment_which_wins_over_pyproject(workdir: Path) -> None:
     (workdir / "pyproject.toml").write_text('[tool.symfonic]\napp = "apps:instance"\n')
     assert "instance says hi" in symfonic(workdir, "run", "hi").stdout
@@ -52,6 +53,7 @@ def test_without_any_app_configured_the_example_is_the_default(workdir: Path) ->
     assert "issue_refund" in symfonic(workdir, "run", "refund order 42").stdout
 
 
+@pytest.mark.e2e
 def test_a_pause_made_by_a_users_app_is_resumed_by_the_same_app(workdir: Path) -> None:
     token = token_in(symfonic(workdir, "run", "ping", "--app", "apps:factory").stdout)
     assert "made" in symfonic(workdir, "pauses", "list", "--app", "apps:factory").stdout

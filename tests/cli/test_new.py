@@ -35,6 +35,7 @@ def project_tests(project: Path) -> subprocess.CompletedProcess[str]:
                           cwd=project, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.e2e
 def test_a_new_project_passes_its_test_serves_its_agent_and_resumes_once(tmp_path: Path) -> None:
     created = symfonic(tmp_path, "new", "desk")
     project = tmp_path / "desk"
@@ -79,6 +80,7 @@ def test_a_new_project_passes_its_test_serves_its_agent_and_resumes_once(tmp_pat
                    for item in sent[-1].body["input"])
 
 
+@pytest.mark.e2e
 def test_an_anthropic_project_is_found_from_its_pyproject_and_its_model_can_be_swapped(
         tmp_path: Path) -> None:
     symfonic(tmp_path, "new", "Help-Desk", "--model", "anthropic:claude-sonnet-4-5")
@@ -122,6 +124,7 @@ def fresh_shell() -> dict[str, str]:
     return {**env, "PATH": os.pathsep.join(path)}
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_project_made_on_a_checkout_installs_and_passes_its_tests_in_a_fresh_venv(

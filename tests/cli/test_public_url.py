@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.cli.helpers import Server
 from tests.http.helpers import free_port
@@ -13,6 +14,7 @@ from tests.http.helpers import free_port
 PUBLIC = "https://agents.example.com"
 
 
+@pytest.mark.e2e
 def test_links_name_the_public_address(tmp_path: Path) -> None:
     port = free_port()
     server = Server(tmp_path, "serve", "--port", str(port), env={"SYMFONIC_PUBLIC_URL": PUBLIC})

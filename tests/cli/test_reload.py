@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.cli.helpers import Server, free_port, symfonic
 
@@ -20,6 +21,7 @@ def app():
 '''
 
 
+@pytest.mark.e2e
 def test_serve_reload_picks_up_a_change_to_the_app(tmp_path: Path) -> None:
     (tmp_path / "live.py").write_text(LIVE.format(text="version one"))
     port = free_port()

@@ -47,6 +47,7 @@ def served(request: pytest.FixtureRequest, tmp_path: object,
         server.stop()
 
 
+@pytest.mark.e2e
 async def test_a_hostile_last_event_id_streams_from_the_start(
         served: tuple[str, dict[str, str]]) -> None:
     base, headers = served

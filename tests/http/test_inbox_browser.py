@@ -9,10 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.async_api import Page, Route, expect
 
 from symfonic.transports.http.sessions import COOKIE
 from tests.http.helpers import LiveServer, paused_run, refund_lines
+
+pytestmark = pytest.mark.e2e  # a real browser
 
 
 async def test_a_person_approves_a_refund_in_the_inbox(page: Page, server: LiveServer,

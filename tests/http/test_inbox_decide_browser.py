@@ -10,9 +10,12 @@ import re
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.http.helpers import LiveServer, paused_run, refund_lines
+
+pytestmark = pytest.mark.e2e  # a real browser
 
 ANSWERED_AT = r"at \d{4}-\d\d-\d\d \d\d:\d\d UTC"
 

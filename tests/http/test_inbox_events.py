@@ -62,6 +62,7 @@ async def test_the_stream_needs_an_inbox_session(client: httpx.AsyncClient,
     assert forged.status_code == 401
 
 
+@pytest.mark.e2e
 async def test_the_stream_sends_the_tenants_new_and_answered_pauses_only(
         signed_in: httpx.AsyncClient, client: httpx.AsyncClient, server: LiveServer) -> None:
     before = await paused_run(client, server, text="Refund order 7.")
@@ -92,6 +93,7 @@ async def test_the_stream_sends_the_tenants_new_and_answered_pauses_only(
     assert foreign not in seen and foreign_id not in seen
 
 
+@pytest.mark.e2e
 async def test_the_stream_hears_pauses_made_by_other_processes(
         signed_in: httpx.AsyncClient, server: LiveServer, tmp_path: Path) -> None:
     """A pause stored by another host on the database (no ``on_pause`` here) arrives by the poll."""
@@ -107,6 +109,7 @@ async def test_the_stream_hears_pauses_made_by_other_processes(
         assert name == "pause" and new["token"] == outcome.interrupt.token
 
 
+@pytest.mark.e2e
 async def test_signing_out_ends_the_stream(signed_in: httpx.AsyncClient,
                                            server: LiveServer) -> None:
     page = (await signed_in.get("/inbox")).text
@@ -143,6 +146,7 @@ async def test_who_answered_is_stored_from_the_api_and_from_the_inbox(
     assert f'data-key-id="{acme}" title="API key {acme}">key {acme}</strong>' in history
 
 
+@pytest.mark.e2e
 async def test_a_pause_pages_stream_follows_that_pause_until_its_turn_ends(
         signed_in: httpx.AsyncClient, client: httpx.AsyncClient, server: LiveServer,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,6 +191,7 @@ async def test_a_pause_pages_stream_is_refused_for_another_tenants_pause(
     assert garbage.status_code == 400 and garbage.json()["error"] == "malformed_token"
 
 
+@pytest.mark.e2e
 async def test_a_pause_pages_stream_says_when_its_pause_expires(
         signed_in: httpx.AsyncClient, client: httpx.AsyncClient, server: LiveServer) -> None:
     token = await paused_run(client, server)

@@ -17,6 +17,8 @@ from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from tests.http.helpers import LiveServer, ServerFactory, paused_run, refund_lines
 
+pytestmark = pytest.mark.e2e  # a real browser
+
 LOG_LINES = 200
 
 

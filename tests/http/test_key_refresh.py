@@ -50,6 +50,7 @@ async def seconds_until(servers: list[Serving], key: str, status: int) -> float:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.e2e
 async def test_a_key_added_and_revoked_by_the_cli_counts_within_a_second(
         tmp_path: Path, env: dict[str, str]) -> None:
     server = await spawn([SYMFONIC, "serve", "--port", str(free_port())], tmp_path, env)
@@ -64,6 +65,7 @@ async def test_a_key_added_and_revoked_by_the_cli_counts_within_a_second(
         await server.stop()
 
 
+@pytest.mark.e2e
 async def test_a_key_never_added_stays_refused(tmp_path: Path, env: dict[str, str]) -> None:
     server = await spawn([SYMFONIC, "serve", "--port", str(free_port())], tmp_path, env)
     try:
@@ -73,6 +75,7 @@ async def test_a_key_never_added_stays_refused(tmp_path: Path, env: dict[str, st
         await server.stop()
 
 
+@pytest.mark.e2e
 @pytest.mark.postgres
 async def test_two_servers_on_one_postgresql_see_the_same_keys(
         tmp_path: Path, env: dict[str, str], postgres_url: str) -> None:

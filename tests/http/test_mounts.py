@@ -61,6 +61,7 @@ def serve(*arguments: str, missing: tuple[str, ...] = ()) -> subprocess.Complete
                           text=True, timeout=60, check=False)
 
 
+@pytest.mark.e2e
 def test_serve_refuses_a_mount_it_cannot_serve_before_anything_starts() -> None:
     unknown = serve("--mount", "grpc")
     assert unknown.returncode == 3, unknown.stderr

@@ -58,6 +58,7 @@ async def tokens(client: httpx.AsyncClient, server: LiveServer) -> list[str]:
         await paused_run(client, server, "globex", session="fuzz-globex")]
 
 
+@pytest.mark.e2e
 def test_no_request_gets_a_server_error(server: LiveServer, tokens: list[str]) -> None:
     schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json")
     callers = st.sampled_from([None, "acme", "globex", "acme-reader"])

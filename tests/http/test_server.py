@@ -38,6 +38,7 @@ async def serve(workdir: Path, refunds: Path) -> AsyncIterator[Callable[[], Awai
         await serving.stop()
 
 
+@pytest.mark.e2e
 async def test_serve_prints_an_inbox_url_and_a_key_that_work(
         serve: Callable[[], Awaitable[Serving]], workdir: Path, refunds: Path) -> None:
     first = await serve()
@@ -61,6 +62,7 @@ async def test_serve_prints_an_inbox_url_and_a_key_that_work(
     assert not (workdir / ".symfonic" / "api_keys.json").exists()
 
 
+@pytest.mark.e2e
 async def test_each_start_replaces_the_development_key(
         serve: Callable[[], Awaitable[Serving]]) -> None:
     first = await serve()
@@ -74,6 +76,7 @@ async def test_each_start_replaces_the_development_key(
 
 @pytest.mark.parametrize(("arguments", "named"), [
     ((), {"MCP:", "A2A:"}), (("--mount", "a2a"), {"A2A:"}), (("--mount", "mcp"), {"MCP:"})])
+@pytest.mark.e2e
 async def test_the_banner_names_each_surface_served_and_only_those(
         workdir: Path, arguments: tuple[str, ...], named: set[str]) -> None:
     serving = await spawn([SYMFONIC, "serve", "--port", str(free_port()), *arguments], workdir,

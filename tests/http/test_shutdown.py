@@ -67,6 +67,7 @@ async def slow_server(tmp_path: Path, notes: Path) -> AsyncIterator[StartSlow]:
             await serving.process.wait()
 
 
+@pytest.mark.e2e
 async def test_sigterm_lets_the_runs_going_finish_then_exits_0(slow_server: StartSlow,
                                                                 notes: Path) -> None:
     serving = await slow_server(10.0)
@@ -123,6 +124,7 @@ async def test_sigterm_lets_the_runs_going_finish_then_exits_0(slow_server: Star
     assert "Application shutdown complete" in output and "cancelled" not in output
 
 
+@pytest.mark.e2e
 async def test_a_run_longer_than_the_grace_is_cancelled_and_the_process_exits_promptly(
         slow_server: StartSlow, notes: Path) -> None:
     grace = 1.5
@@ -160,6 +162,7 @@ async def test_a_run_longer_than_the_grace_is_cancelled_and_the_process_exits_pr
     assert "Application shutdown complete" in output
 
 
+@pytest.mark.e2e
 async def test_symfonic_serve_exits_0_on_sigterm(tmp_path: Path, refunds: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("SYMFONIC_DATABASE_URL", "SYMFONIC_SECRET", "SYMFONIC_API_KEYS",
@@ -213,6 +216,7 @@ async def test_once_draining_new_runs_and_resumes_are_refused_before_anything_is
     assert (await client.get("/v1/pauses", headers=server.auth("acme"))).status_code == 200
 
 
+@pytest.mark.e2e
 async def test_an_open_inbox_stream_does_not_hold_up_a_graceful_stop(slow_server: StartSlow) -> None:
     grace = 20.0  # far longer than the stop may take: nothing but the open stream is going
     serving = await slow_server(grace)

@@ -89,6 +89,7 @@ def _answered(sock: socket.socket) -> bool:
     return True
 
 
+@pytest.mark.e2e
 def test_a_silent_connection_is_closed_at_the_head_deadline(
         served: tuple[Served, dict[str, str]]) -> None:
     server, _ = served
@@ -102,6 +103,7 @@ def test_a_silent_connection_is_closed_at_the_head_deadline(
     assert b'"request_timeout"' in answered
 
 
+@pytest.mark.e2e
 def test_hundreds_of_half_requests_are_all_closed_and_their_descriptors_freed(
         tmp_path: Path, refunds: Path) -> None:
     many = 300
@@ -123,6 +125,7 @@ def test_hundreds_of_half_requests_are_all_closed_and_their_descriptors_freed(
         assert len(os.listdir("/proc/self/fd")) <= before + 5
 
 
+@pytest.mark.e2e
 def test_a_trickling_head_is_cut_at_its_deadline_not_reset_by_each_byte(
         served: tuple[Served, dict[str, str]]) -> None:
     server, _ = served
@@ -133,6 +136,7 @@ def test_a_trickling_head_is_cut_at_its_deadline_not_reset_by_each_byte(
     assert answered.startswith(b"HTTP/1.1 408 "), answered
 
 
+@pytest.mark.e2e
 def test_a_trickling_body_is_cut_at_its_deadline(
         served: tuple[Served, dict[str, str]], refunds: Path) -> None:
     server, headers = served
@@ -148,6 +152,7 @@ def test_a_trickling_body_is_cut_at_its_deadline(
     assert not refunds.exists()  # nothing ran
 
 
+@pytest.mark.e2e
 def test_an_idle_kept_alive_connection_is_closed(served: tuple[Served, dict[str, str]]) -> None:
     server, headers = served
     request = (b"GET /v1/pauses HTTP/1.1\r\nHost: test\r\n" + b"".join(
@@ -210,6 +215,7 @@ def test_limits_come_from_flags_then_environment_then_defaults() -> None:
                                       keep_alive=5)
 
 
+@pytest.mark.e2e
 async def test_symfonic_serve_applies_its_flags_and_variables(
         tmp_path: Path, refunds: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("SYMFONIC_DATABASE_URL", "SYMFONIC_SECRET", "SYMFONIC_API_KEYS"):
@@ -233,6 +239,7 @@ async def test_symfonic_serve_applies_its_flags_and_variables(
         await serving.stop()
 
 
+@pytest.mark.e2e
 async def test_symfonic_serve_refuses_a_wrong_limit_before_it_starts(tmp_path: Path) -> None:
     refused = await asyncio.to_thread(
         subprocess.run, [SYMFONIC, "serve", "--port", str(free_port()), "--max-connections", "0"],

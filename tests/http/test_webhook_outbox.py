@@ -88,6 +88,7 @@ async def services(tmp_path: Path, request: pytest.FixtureRequest
         await service.kill()
 
 
+@pytest.mark.e2e
 async def test_a_pause_is_announced_after_the_process_that_made_it_died(
         services: Callable[..., Any], tmp_path: Path) -> None:
     """Paused while the receiver was down, in a process killed since: a new process delivers
@@ -123,6 +124,7 @@ async def test_a_pause_is_announced_after_the_process_that_made_it_died(
         receiver.served.stop()
 
 
+@pytest.mark.e2e
 @pytest.mark.postgres
 async def test_two_senders_on_one_postgresql_deliver_every_pause_at_least_once(
         services: Callable[..., Any], postgres_url: str) -> None:

@@ -61,6 +61,7 @@ def workers(request: pytest.FixtureRequest) -> int | None:
     return None if request.param == "loop" else 0
 
 
+@pytest.mark.e2e
 async def test_every_pause_is_posted_signed_to_every_url(start_server: ServerFactory,
                                                          receivers: list[Receiver],
                                                          workers: int | None) -> None:
@@ -91,6 +92,7 @@ async def test_every_pause_is_posted_signed_to_every_url(start_server: ServerFac
         assert resumed.json()["status"] == "completed"
 
 
+@pytest.mark.e2e
 async def test_a_failed_delivery_is_retried_until_it_lands(start_server: ServerFactory,
                                                            receivers: list[Receiver],
                                                            workers: int | None) -> None:
@@ -159,6 +161,7 @@ def cli(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, check=False)
 
 
+@pytest.mark.e2e
 async def test_a_given_up_delivery_is_listed_and_retried_from_the_command_line(
         start_server: ServerFactory, receivers: list[Receiver], tmp_path: Path) -> None:
     receivers.append(Receiver(failures=2))  # fails every attempt the sender is allowed
@@ -341,6 +344,7 @@ async def _failed_soon(store: MemoryStore) -> list[Any]:
     raise AssertionError("never given up")
 
 
+@pytest.mark.e2e
 async def test_a_claim_dbos_could_not_take_is_claimed_again_and_delivered(
         start_server: ServerFactory, receivers: list[Receiver],
         monkeypatch: pytest.MonkeyPatch) -> None:

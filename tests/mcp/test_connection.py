@@ -21,6 +21,7 @@ def running(pid: int) -> bool:
     return True
 
 
+@pytest.mark.e2e
 async def test_concurrent_first_calls_share_one_connection(stdio: MakeStdio, log: ServerLog) -> None:
     toolset = stdio()
     add = (await tools_of(toolset))["add"]
@@ -33,6 +34,7 @@ async def test_concurrent_first_calls_share_one_connection(stdio: MakeStdio, log
     assert toolset.connected
 
 
+@pytest.mark.e2e
 async def test_close_ends_the_process_and_the_toolset_connects_again_when_used(
         stdio: MakeStdio, log: ServerLog) -> None:
     toolset = stdio()
@@ -49,6 +51,7 @@ async def test_close_ends_the_process_and_the_toolset_connects_again_when_used(
     assert not running(log.pids[1])
 
 
+@pytest.mark.e2e
 async def test_a_killed_server_is_started_again_by_the_next_call(stdio: MakeStdio, log: ServerLog) -> None:
     toolset = stdio()
     tools = await tools_of(toolset)
@@ -62,6 +65,7 @@ async def test_a_killed_server_is_started_again_by_the_next_call(stdio: MakeStdi
     assert log.listings == listed + 1 and again["echo"] is tools["echo"]
 
 
+@pytest.mark.e2e
 async def test_a_call_the_server_dies_in_is_a_connection_error_and_the_next_call_reconnects(
         stdio: MakeStdio, log: ServerLog) -> None:
     toolset = stdio()

@@ -27,6 +27,7 @@ async def test_list_changed_reaches_the_toolset_over_http(http: MCPServerHTTP, l
     assert log.listings == 2
 
 
+@pytest.mark.e2e
 async def test_a_pause_is_finished_after_the_server_restarted(
         http: MCPServerHTTP, http_server: HTTPServer, log: ServerLog) -> None:
     refund = (await tools_of(http))["refund"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 CHECK = "import sys, {module}; print(sorted({{'mcp', 'mcp_types'}} & set(sys.modules)))"
 
 
@@ -14,6 +16,7 @@ def imported_sdk(module: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.e2e
 def test_importing_symfonic_does_not_import_mcp() -> None:
     assert imported_sdk("symfonic") == "[]"
     assert imported_sdk("symfonic.toolsets.mcp") == "['mcp', 'mcp_types']"  # the check sees an import

@@ -52,6 +52,7 @@ async def test_the_answer_finishes_the_call_with_exactly_one_retry(
     assert first["key"] == retry["key"] == "run-1:call-1"
 
 
+@pytest.mark.e2e
 async def test_a_paused_call_is_finished_by_a_restarted_server_from_another_toolset(
         stdio: MakeStdio, log: ServerLog) -> None:
     first_host = stdio()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 from pydantic import BaseModel
 
 from symfonic import (
@@ -260,6 +261,7 @@ async def _worker(*arguments: str) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.e2e
 async def test_a_turn_paused_in_one_process_resumes_in_another(standin: StandIn, tmp_path: Path) -> None:
     """The key test: the resumed request carries the first reply's thinking block, signature and
     all, and the approval's tool_result right after its tool_use; the stand-in refuses it otherwise."""

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize("model", ["openai:gpt-5.1", "openai-chat:llama3.1",
                                    "anthropic:claude-sonnet-4-5"])
+@pytest.mark.e2e
 def test_the_example_pauses_for_approval_and_refunds_once(standin: StandIn, tmp_path: Path,
                                                            model: str) -> None:
     standin.enqueue(

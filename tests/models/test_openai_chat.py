@@ -223,6 +223,7 @@ async def test_messages_of_another_provider_are_rebuilt(standin: StandIn,
         {"role": "user", "content": "Thanks"}]
 
 
+@pytest.mark.e2e
 async def test_a_pause_resumed_in_another_process_sends_the_same_conversation(
         standin: StandIn, tmp_path: Path) -> None:
     """The key test: process A pauses for approval; process B resumes from the token alone and

@@ -283,6 +283,7 @@ async def test_without_a_key_the_run_fails_as_auth(monkeypatch: pytest.MonkeyPat
     assert isinstance(events[-1], Failed) and events[-1].error_type == "ModelAuthFailed"
 
 
+@pytest.mark.e2e
 async def test_a_pause_resumed_in_another_process_sends_the_reasoning_back(
         standin: StandIn, tmp_path: Path) -> None:
     """The key test: process A pauses for approval after two replies with reasoning; process B

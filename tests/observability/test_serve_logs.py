@@ -42,6 +42,7 @@ SPAN_ID = 0xB7AD6B7169203331
 def _no_ambient_otel(monkeypatch: pytest.MonkeyPatch) -> None:
     forget_otel_variables(monkeypatch)
 
+@pytest.mark.e2e
 def test_json_lines_carry_the_trace_of_their_request(tmp_path: Path) -> None:
     with OtlpReceiver() as receiver:
         port = free_port()

@@ -40,6 +40,7 @@ def app():
 def _no_ambient_otel(monkeypatch: pytest.MonkeyPatch) -> None:
     forget_otel_variables(monkeypatch)
 
+@pytest.mark.e2e
 def test_serve_exports_a_server_span_per_request(tmp_path: Path) -> None:
     with OtlpReceiver() as receiver:
         port = free_port()
@@ -76,6 +77,7 @@ def test_serve_exports_a_server_span_per_request(tmp_path: Path) -> None:
     assert all((span.trace_id, span.parent_id) == (run.trace_id, run.span_id) for span in agent), agent
 
 
+@pytest.mark.e2e
 def test_reloaded_workers_export_and_log_as_told(tmp_path: Path) -> None:
     (tmp_path / "live.py").write_text(LIVE)
     with OtlpReceiver() as receiver:

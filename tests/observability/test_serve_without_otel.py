@@ -41,6 +41,7 @@ def symfonic_after(prelude: str) -> list[str]:
     return [sys.executable, "-c", f"{prelude}\nfrom symfonic.cli import main\nmain()"]
 
 
+@pytest.mark.e2e
 def test_serve_loads_no_sdk_without_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(helpers, "SYMFONIC", symfonic_after(REPORT_AT_EXIT))
     port = free_port()
@@ -60,6 +61,7 @@ def test_no_variables_configure_nothing() -> None:
     assert configure_telemetry() is None
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("reload", [False, True])
 def test_variables_without_the_sdk_are_refused(tmp_path: Path, reload: bool) -> None:
     (tmp_path / "live.py").write_text("from symfonic import Host\n\ndef app():\n"
@@ -71,6 +73,7 @@ def test_variables_without_the_sdk_are_refused(tmp_path: Path, reload: bool) -> 
     assert done.stdout == ""  # no banner, no key issued
 
 
+@pytest.mark.e2e
 def test_an_exporter_serve_lacks_is_refused(tmp_path: Path) -> None:
     done = symfonic(tmp_path, "serve", "--port", str(free_port()), check=False,
                     env={**ENDPOINT, "OTEL_TRACES_EXPORTER": "zipkin"})

@@ -163,6 +163,7 @@ async def test_only_an_interrupted_pause_recovers(host: Host) -> None:
     assert refused.value.status == "outstanding"
 
 
+@pytest.mark.e2e
 async def test_a_renewed_lease_keeps_a_long_turn_claimed(sqlite_url: str, calls: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SYMFONIC_TEST_DELAY", "3")
@@ -187,6 +188,7 @@ async def until_the_tool_started(worker: asyncio.subprocess.Process, name: str |
     raise AssertionError("the worker's tool never started")
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("tool", ["charge", "refund"])  # by @tool, and a Tool class by hand
 async def test_a_resumer_killed_mid_tool_leaves_an_interrupted_pause_that_recovers_once(
@@ -219,6 +221,7 @@ async def test_a_resumer_killed_mid_tool_leaves_an_interrupted_pause_that_recove
             f"finished: {INTERRUPTED}"]
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 async def test_a_finished_tool_is_stored_before_a_later_call_of_its_round_hangs(
         sqlite_url: str, calls: Path) -> None:
@@ -250,6 +253,7 @@ async def test_a_finished_tool_is_stored_before_a_later_call_of_its_round_hangs(
     assert [line.split()[0] for line in ran()] == ["charge", "ship"]
 
 
+@pytest.mark.e2e
 async def test_a_holder_overtaken_by_a_recovery_stops_without_running_the_rest(
         sqlite_url: str, calls: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two hosts on one database, the second's clock well ahead: to it, the first holder's lease
@@ -272,6 +276,7 @@ async def test_a_holder_overtaken_by_a_recovery_stops_without_running_the_rest(
     assert [line.split()[0] for line in ran()] == ["charge", "ship"]
 
 
+@pytest.mark.e2e
 async def test_a_holder_stalled_past_its_lease_stops_before_the_next_call(
         sqlite_url: str, calls: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The charge blocks the event loop longer than the lease, so nothing renewed it: by its own

@@ -42,6 +42,7 @@ def test_pool_parameters_are_read_from_the_url_and_kept_from_the_driver() -> Non
         pool_options("postgresql://h/db?timeout=0")
 
 
+@pytest.mark.e2e
 async def test_a_database_that_never_answers_is_refused_within_the_timeout(black_hole: int) -> None:
     started = time.monotonic()
     with pytest.raises(StoreUnavailable, match="unreachable"):
@@ -49,6 +50,7 @@ async def test_a_database_that_never_answers_is_refused_within_the_timeout(black
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.e2e
 async def test_the_host_reports_an_unreachable_store_as_continuation_unavailable(
         black_hole: int) -> None:
     host = Host.open(f"postgresql://postgres@127.0.0.1:{black_hole}/x?timeout=1",
