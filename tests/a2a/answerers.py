@@ -22,7 +22,8 @@ from symfonic import Host
 from symfonic.examples.support import support_agent
 from symfonic.transports.http import ApiKeys, create_app
 from tests.a2a.helpers import data_message, send
-from tests.http.helpers import SECRET, Served, loopback_socket
+from tests.support.agents import SECRET
+from tests.support.servers import Served, loopback_socket
 
 
 async def answer(url: str, key: str, task_id: str, count: int) -> list[str]:

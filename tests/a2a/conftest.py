@@ -3,7 +3,7 @@ SQLite or PostgreSQL, and clients made by the official ``a2a.client`` from the a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -15,12 +15,9 @@ from symfonic.examples.support import support_agent
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys, create_app
 from symfonic.transports.webhooks import WebhookConfig
-from tests.http.helpers import SECRET, LiveServer, Served, loopback_socket
-
-StartA2A = Callable[..., LiveServer]
-"""``start(webhooks=None, workers=None)``: a live service; with a webhook config, it delivers push
-notifications (with ``workers``, as DBOS workflows)."""
-Connect = Callable[..., Awaitable[Client]]
+from tests.a2a.helpers import Connect, StartA2A
+from tests.support.agents import SECRET
+from tests.support.servers import LiveServer, Served, loopback_socket
 
 
 @pytest.fixture

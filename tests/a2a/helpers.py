@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections.abc import Awaitable, Callable
 from contextlib import closing
 from typing import Any
 
 from a2a.client import Client
 from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, Task
 from google.protobuf import json_format, struct_pb2  # type: ignore[import-untyped]
+
+from tests.support.servers import LiveServer
 
 
 def text_message(text: str, *, task_id: str = "", context_id: str = "") -> SendMessageRequest:
@@ -55,3 +58,11 @@ def push_rows(database: str) -> list[dict[str, Any]]:
         with psycopg.connect(database) as pg:
             rows = pg.execute(query).fetchall()
     return [dict(zip(columns, row, strict=True)) for row in rows]
+
+
+StartA2A = Callable[..., LiveServer]
+"""``start(webhooks=None, workers=None)``: a live service; with a webhook config, it delivers push
+notifications (with ``workers``, as DBOS workflows)."""
+
+
+Connect = Callable[..., Awaitable[Client]]

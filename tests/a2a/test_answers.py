@@ -15,9 +15,9 @@ from a2a.types import GetTaskRequest, SendMessageRequest, Task, TaskState
 from a2a.utils.errors import InvalidParamsError
 
 from symfonic.transports.a2a import data_of
-from tests.a2a.conftest import Connect, StartA2A
-from tests.a2a.helpers import data_message, question_data, send, text_message
-from tests.http.helpers import LiveServer, refund_lines
+from tests.a2a.helpers import Connect, StartA2A, data_message, question_data, send, text_message
+from tests.support.agents import refund_lines
+from tests.support.servers import LiveServer
 
 INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
 

@@ -21,10 +21,9 @@ from a2a.utils.errors import PushNotificationNotSupportedError, TaskNotFoundErro
 
 from symfonic.testing import ManualClock
 from symfonic.transports.webhooks import WebhookConfig, verify_signature
-from tests.a2a.conftest import Connect, StartA2A
-from tests.a2a.helpers import push_rows, send, text_message
-from tests.http.helpers import LOOPBACK, free_port, until
-from tests.http.receivers import Delivery, Receiver, bound
+from tests.a2a.helpers import Connect, StartA2A, push_rows, send, text_message
+from tests.support.receivers import Delivery, Receiver, bound
+from tests.support.servers import LOOPBACK, free_port, until
 
 PUSH_SECRET = "push-secret-0123456789"
 

@@ -11,11 +11,10 @@ from a2a.utils.errors import InvalidParamsError
 
 from symfonic.transports.webhooks import WebhookConfig
 from symfonic.transports.webhooks.outbound import IPAddress, OutboundRefused
-from tests.a2a.conftest import Connect, StartA2A
-from tests.a2a.helpers import push_rows, send, text_message
+from tests.a2a.helpers import Connect, StartA2A, push_rows, send, text_message
 from tests.a2a.test_push import PUSH_SECRET, with_push
-from tests.http.helpers import until
-from tests.http.receivers import Receiver
+from tests.support.receivers import Receiver
+from tests.support.servers import until
 
 INTERNAL = ["http://127.0.0.1:5432/", "http://[::1]:1/",
             "http://169.254.169.254/latest/meta-data/iam/security-credentials/"]

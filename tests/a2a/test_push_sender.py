@@ -19,7 +19,7 @@ from symfonic.transports.http.server import webhook_config
 from symfonic.transports.webhooks import WebhookConfig
 from symfonic.transports.webhooks.delivering import Target
 from symfonic.transports.webhooks.sender import WebhookSender
-from tests.http.helpers import until
+from tests.support.servers import until
 
 SECRET = "push-secret-0123456789"
 

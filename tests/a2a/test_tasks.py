@@ -23,9 +23,8 @@ from a2a.utils.errors import (
 )
 
 from symfonic.testing import ManualClock
-from tests.a2a.conftest import Connect, StartA2A
-from tests.a2a.helpers import data_message, question_data, send, text_message
-from tests.http.helpers import refund_lines
+from tests.a2a.helpers import Connect, StartA2A, data_message, question_data, send, text_message
+from tests.support.agents import refund_lines
 
 INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import refund_entries, refused, symfonic, token_in
+from tests.support.processes import refund_entries, refused, symfonic, token_in
 
 ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
 

@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from tests.cli.helpers import SYMFONIC, environment, refund_entries
+from tests.support.processes import SYMFONIC, environment, refund_entries
 
 
 def demo_at_a_terminal(workdir: Path, typed: str) -> subprocess.CompletedProcess[str]:

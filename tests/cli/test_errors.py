@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.apps import APPS
-from tests.cli.helpers import SYMFONIC, refused, symfonic, token_in
+from tests.support.apps import APPS
+from tests.support.processes import SYMFONIC, refused, symfonic, token_in
 
 WITHOUT = [SYMFONIC[0], "-c", "import sys; sys.modules.update(dict.fromkeys({}, None)); "
            "from symfonic.cli import main; main()"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.apps import APPS
-from tests.cli.helpers import refused, symfonic, token_in
+from tests.support.apps import APPS
+from tests.support.processes import refused, symfonic, token_in
 
 
 @pytest.fixture

@@ -13,16 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import (
-    Server,
-    free_port,
-    refund_entries,
-    refund_run,
-    refused,
-    symfonic,
-    token_in,
-)
-from tests.models.standin import Text, ToolCall, Turn, serve_standin
+from tests.support.processes import Server, refund_entries, refund_run, refused, symfonic, token_in
+from tests.support.servers import free_port
+from tests.support.standin import Text, ToolCall, Turn, serve_standin
 
 SECRET = "a-secret-shared-by-server-and-cli-0123"
 CHECKOUT = Path(__file__).resolve().parents[2]

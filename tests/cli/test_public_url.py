@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.helpers import Server
-from tests.http.helpers import free_port
+from tests.support.processes import Server
+from tests.support.servers import free_port
 
 PUBLIC = "https://agents.example.com"
 

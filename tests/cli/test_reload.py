@@ -8,7 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.helpers import Server, free_port, symfonic
+from tests.support.processes import Server, symfonic
+from tests.support.servers import free_port
 
 LIVE = '''
 from symfonic import AgentSpec, Host, ModelReply

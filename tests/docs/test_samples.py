@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.conftest import offline_environment
+from tests.docs.offline import offline_environment
 from tests.docs.samples import (
     ROOT,
     Sample,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import symfonic.errors
-from tests.docs.conftest import offline_environment
+from tests.docs.offline import offline_environment
 from tests.docs.samples import DOCS, ROOT
 
 BUILD_TIMEOUT = 120.0

@@ -23,8 +23,8 @@ import httpx
 import psycopg
 import pytest
 
-from tests.http.helpers import Serving, free_port, spawn
-from tests.http.receivers import Receiver
+from tests.support.receivers import Receiver
+from tests.support.servers import Serving, free_port, spawn
 
 SERVERS = 3
 SESSIONS = 60

@@ -1,4 +1,4 @@
-"""Fixtures of the HTTP tests: a live symfonic service per test (see ``tests.http.helpers``),
+"""Fixtures of the HTTP tests: a live symfonic service per test (see ``tests.support.servers``),
 and headless Chromium for the inbox's browser tests.
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``$SYMFONIC_TEST_CHROMIUM``), driven by Playwright
@@ -19,13 +19,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
 
 from symfonic import AgentSpec, Host
 from symfonic.examples.support import support_agent
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys, WebhookConfig, create_app
-from tests.http.helpers import SECRET, LiveServer, Served, ServerFactory, loopback_socket
+from tests.support.agents import SECRET
+from tests.support.browser import browser, chromium, page, page_without_script  # noqa: F401 (fixtures)
+from tests.support.servers import LiveServer, Served, ServerFactory, loopback_socket
 
 
 @pytest.fixture
@@ -76,47 +77,7 @@ async def client(server: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
-
-
-CHROMIUM = Path(os.environ.get("SYMFONIC_TEST_CHROMIUM", "/usr/bin/chromium"))
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS_VARIABLE = "SYMFONIC_TEST_ARTIFACTS"
-
-
-@pytest.fixture
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        message = f"no Chromium at {CHROMIUM}: apt-get install chromium (or set SYMFONIC_TEST_CHROMIUM)"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    return CHROMIUM
-
-
-@pytest.fixture
-async def browser(chromium: Path) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-@pytest.fixture
-async def page(browser: Browser) -> Page:
-    tab = await browser.new_page()
-    tab.set_default_timeout(15_000)
-    return tab
-
-
-@pytest.fixture
-async def page_without_script(browser: Browser) -> Page:
-    tab = await (await browser.new_context(java_script_enabled=False)).new_page()
-    tab.set_default_timeout(15_000)
-    return tab
 
 
 @pytest.fixture

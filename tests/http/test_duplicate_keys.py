@@ -20,15 +20,10 @@ from symfonic.examples.support import support_agent
 from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.transports.http.strict_json import NotStrictJSON, parse
-from tests.http.helpers import (
-    SECRET,
-    SYMFONIC,
-    LiveServer,
-    ServerFactory,
-    paused_run,
-    refund_lines,
-    sign_in,
-)
+from tests.support.agents import SECRET, refund_lines
+from tests.support.clients import paused_run, sign_in
+from tests.support.processes import SYMFONIC_SCRIPT
+from tests.support.servers import LiveServer, ServerFactory
 
 TWICE = '{"answer": {"approved": false, "approved": true}}'
 JSON = {"Content-Type": "application/json"}
@@ -129,7 +124,7 @@ async def test_the_cli_refuses_a_resume_answer_naming_a_key_twice(
     async with httpx.AsyncClient(base_url=served.url, timeout=20) as client:
         token = await paused_run(client, served)
         answered = await asyncio.to_thread(
-            subprocess.run, [SYMFONIC, "resume", token, '{"approved": false, "approved": true}',
+            subprocess.run, [SYMFONIC_SCRIPT, "resume", token, '{"approved": false, "approved": true}',
              "--url", str(served.host.url)], capture_output=True, text=True, timeout=60,
             check=False, env={**os.environ, "SYMFONIC_SECRET": SECRET})
         assert answered.returncode == 5, answered.stdout + answered.stderr  # INVALID_ANSWER

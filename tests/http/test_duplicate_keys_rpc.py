@@ -12,8 +12,9 @@ from a2a.types import Message, Part, Role, SendMessageRequest
 from google.protobuf import json_format, struct_pb2  # type: ignore[import-untyped]
 
 from symfonic.examples.support import support_agent
-from tests.http.helpers import LiveServer, ServerFactory, paused_run
 from tests.http.test_duplicate_keys import flags_agent
+from tests.support.clients import paused_run
+from tests.support.servers import LiveServer, ServerFactory
 
 JSON_RPC = {"Content-Type": "application/json", "A2A-Version": "1.0"}
 

@@ -16,7 +16,8 @@ from symfonic.examples.support import support_agent
 from symfonic.transports.http import ApiKeys, create_app
 from symfonic.transports.http.sse import MAX_EVENT_ID, last_event_id
 from symfonic.workers import WorkerOptions
-from tests.http.helpers import SECRET, LiveServer, Served, loopback_socket
+from tests.support.agents import SECRET
+from tests.support.servers import LiveServer, Served, loopback_socket
 
 HOSTILE = ["²", "9223372036854775808", str(MAX_EVENT_ID + 1), "-1", "1e3", "12 3", "٣"]
 """Read as a server reads header bytes (Latin-1), ``²`` is the byte a client sends; ``٣`` (an Arabic

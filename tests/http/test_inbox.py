@@ -10,14 +10,9 @@ import pytest
 
 from symfonic.examples.support import support_agent
 from symfonic.transports.http.server import DEVELOPMENT_LABEL
-from tests.http.helpers import (
-    LiveServer,
-    ServerFactory,
-    desk_agent,
-    paused_run,
-    refund_lines,
-    sign_in,
-)
+from tests.support.agents import desk_agent, refund_lines
+from tests.support.clients import paused_run, sign_in
+from tests.support.servers import LiveServer, ServerFactory
 
 
 @pytest.fixture

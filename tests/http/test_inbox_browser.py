@@ -13,7 +13,9 @@ import pytest
 from playwright.async_api import Page, Route, expect
 
 from symfonic.transports.http.sessions import COOKIE
-from tests.http.helpers import LiveServer, paused_run, refund_lines
+from tests.support.agents import refund_lines
+from tests.support.clients import paused_run
+from tests.support.servers import LiveServer
 
 pytestmark = pytest.mark.e2e  # a real browser
 

@@ -15,7 +15,9 @@ import pytest
 from symfonic import Host, Scope
 from symfonic.examples.support import support_agent
 from symfonic.transports.http import inbox_events
-from tests.http.helpers import SECRET, LiveServer, paused_run, sign_in
+from tests.support.agents import SECRET
+from tests.support.clients import paused_run, sign_in
+from tests.support.servers import LiveServer
 
 
 class Events:

@@ -15,7 +15,9 @@ from symfonic import AgentSpec, HumanInteraction, Message, ModelReply, ToolCall,
 from symfonic.examples.support import support_agent
 from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
-from tests.http.helpers import LiveServer, ServerFactory, paused_run, refund_lines
+from tests.support.agents import refund_lines
+from tests.support.clients import paused_run
+from tests.support.servers import LiveServer, ServerFactory
 
 pytestmark = pytest.mark.e2e  # a real browser
 

@@ -13,7 +13,8 @@ from starlette.requests import Request
 from symfonic.stores.memory import MemoryStore
 from symfonic.transports.http.accounts import accounts_of
 from symfonic.transports.http.sessions import COOKIE, InboxSessions, cross_site
-from tests.http.helpers import LiveServer, ServerFactory, paused_run, sign_in
+from tests.support.clients import paused_run, sign_in
+from tests.support.servers import LiveServer, ServerFactory
 
 SIGNED_IN = 'action="/inbox/logout"'
 SIGN_IN_FORM = 'action="/inbox/login"'

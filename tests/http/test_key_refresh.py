@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.http.helpers import SYMFONIC, Serving, free_port, spawn
+from tests.support.processes import SYMFONIC_SCRIPT
+from tests.support.servers import Serving, free_port, spawn
 
 SEEN_WITHIN = 1.5
 """The refresh polls every 0.5 s; a second and a half leaves room for a loaded test machine."""
@@ -27,7 +28,7 @@ def env(tmp_path: Path, refunds: Path) -> dict[str, str]:
 
 async def cli(cwd: Path, env: dict[str, str], *args: str) -> str:
     process = await asyncio.create_subprocess_exec(
-        SYMFONIC, *args, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE,
+        SYMFONIC_SCRIPT, *args, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, (out + err).decode()
@@ -53,7 +54,7 @@ async def seconds_until(servers: list[Serving], key: str, status: int) -> float:
 @pytest.mark.e2e
 async def test_a_key_added_and_revoked_by_the_cli_counts_within_a_second(
         tmp_path: Path, env: dict[str, str]) -> None:
-    server = await spawn([SYMFONIC, "serve", "--port", str(free_port())], tmp_path, env)
+    server = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())], tmp_path, env)
     try:
         assert await status_of(server, server.key) == 200
         key = await cli(tmp_path, env, "keys", "add", "--tenant", "acme")
@@ -67,7 +68,7 @@ async def test_a_key_added_and_revoked_by_the_cli_counts_within_a_second(
 
 @pytest.mark.e2e
 async def test_a_key_never_added_stays_refused(tmp_path: Path, env: dict[str, str]) -> None:
-    server = await spawn([SYMFONIC, "serve", "--port", str(free_port())], tmp_path, env)
+    server = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())], tmp_path, env)
     try:
         with pytest.raises(AssertionError, match="within"):
             await seconds_until([server], "sfk_000000000000_" + "x" * 43, 200)
@@ -80,7 +81,7 @@ async def test_a_key_never_added_stays_refused(tmp_path: Path, env: dict[str, st
 async def test_two_servers_on_one_postgresql_see_the_same_keys(
         tmp_path: Path, env: dict[str, str], postgres_url: str) -> None:
     env = {**env, "SYMFONIC_DATABASE_URL": postgres_url}
-    servers = [await spawn([SYMFONIC, "serve", "--port", str(free_port())], tmp_path, env)
+    servers = [await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())], tmp_path, env)
                for _ in range(2)]
     try:
         key = await cli(tmp_path, env, "keys", "add", "--tenant", "acme", "--url", postgres_url)

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from symfonic.transports.http.mounts import SurfaceUnavailable, chosen_mounts
-from tests.http.helpers import LiveServer, ServerFactory
+from tests.support.servers import LiveServer, ServerFactory
 
 CARD = "/a2a/support/.well-known/agent-card.json"
 MCP_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}

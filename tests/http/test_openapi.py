@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
-from tests.http.helpers import LiveServer, paused_run
+from tests.support.clients import paused_run
+from tests.support.servers import LiveServer
 
 ROUTES = {
     ("post", "/v1/agents/{name}/runs"): {200, 401, 403, 404, 409, 413, 422, 503},

@@ -19,8 +19,8 @@ from symfonic.transports.webhooks.outbound import (
     OutboundPolicy,
     OutboundRefused,
 )
-from tests.http.helpers import LOOPBACK
-from tests.http.receivers import Receiver
+from tests.support.receivers import Receiver
+from tests.support.servers import LOOPBACK
 
 REFUSED = [
     ("http://127.0.0.1:5432/", "loopback"), ("http://[::1]:1/", "loopback"),

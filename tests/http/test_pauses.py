@@ -11,7 +11,9 @@ import httpx
 
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys
 from symfonic.examples.support import support_agent
-from tests.http.helpers import SECRET, LiveServer, ServerFactory, paused_run, refund_lines, sse_events
+from tests.support.agents import SECRET, refund_lines
+from tests.support.clients import paused_run, sse_events
+from tests.support.servers import LiveServer, ServerFactory
 
 APPROVE = {"answer": {"approved": True}}
 DAY = 24 * 3600

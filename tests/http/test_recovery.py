@@ -10,7 +10,9 @@ import httpx
 from symfonic import ClaimLost, ContinuationUnavailable, OutcomeUnknown, RecoveryRefused, Scope
 from symfonic.services.conversation import StoreUnavailable
 from symfonic.transports.http.errors import problem_of
-from tests.http.helpers import LiveServer, paused_run, refund_lines
+from tests.support.agents import refund_lines
+from tests.support.clients import paused_run
+from tests.support.servers import LiveServer
 
 APPROVED = {"kind": "approved", "call_id": "refund-42",
             "arguments": {"order_id": 42, "amount": 59.9}}

@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from tests.http.helpers import LiveServer, paused_run, sse_events
+from tests.support.clients import paused_run, sse_events
+from tests.support.servers import LiveServer
 
 RUNS = "/v1/agents/support/runs"
 

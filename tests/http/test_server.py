@@ -10,7 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.http.helpers import SYMFONIC, Serving, free_port, refund_lines, spawn
+from tests.support.agents import refund_lines
+from tests.support.processes import SYMFONIC_SCRIPT
+from tests.support.servers import Serving, free_port, spawn
 
 
 @pytest.fixture
@@ -28,7 +30,7 @@ async def serve(workdir: Path, refunds: Path) -> AsyncIterator[Callable[[], Awai
     started: list[Serving] = []
 
     async def start() -> Serving:
-        serving = await spawn([SYMFONIC, "serve", "--port", str(free_port())], workdir,
+        serving = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())], workdir,
                               dict(os.environ))
         started.append(serving)
         return serving
@@ -79,7 +81,7 @@ async def test_each_start_replaces_the_development_key(
 @pytest.mark.e2e
 async def test_the_banner_names_each_surface_served_and_only_those(
         workdir: Path, arguments: tuple[str, ...], named: set[str]) -> None:
-    serving = await spawn([SYMFONIC, "serve", "--port", str(free_port()), *arguments], workdir,
+    serving = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port()), *arguments], workdir,
                           dict(os.environ))
     try:
         shown = {label for label in ("MCP:", "A2A:") if f"  {label}" in serving.banner}

@@ -19,18 +19,10 @@ import httpx
 import pytest
 
 from symfonic.transports.http.service import service_of_app
-from tests.http.helpers import (
-    SYMFONIC,
-    LiveServer,
-    Serving,
-    free_port,
-    paused_run,
-    refund_lines,
-    sign_in,
-    spawn,
-    sse_events,
-    until,
-)
+from tests.support.agents import refund_lines
+from tests.support.clients import paused_run, sign_in, sse_events
+from tests.support.processes import SYMFONIC_SCRIPT
+from tests.support.servers import LiveServer, Serving, free_port, spawn, until
 
 SLOW_SERVER = Path(__file__).with_name("slow_server.py")
 RUNS = "/v1/agents/slow/runs"
@@ -168,7 +160,7 @@ async def test_symfonic_serve_exits_0_on_sigterm(tmp_path: Path, refunds: Path,
     for name in ("SYMFONIC_DATABASE_URL", "SYMFONIC_SECRET", "SYMFONIC_API_KEYS",
                  "SYMFONIC_WEBHOOK_URLS", "SYMFONIC_WEBHOOK_SECRET"):
         monkeypatch.delenv(name, raising=False)
-    serving = await spawn([SYMFONIC, "serve", "--port", str(free_port())], tmp_path,
+    serving = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())], tmp_path,
                           dict(os.environ))
     try:
         async with httpx.AsyncClient(base_url=serving.url, timeout=20) as client:

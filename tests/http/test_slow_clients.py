@@ -20,7 +20,9 @@ from symfonic import Host
 from symfonic.examples.support import support_agent
 from symfonic.transports.http import ApiKeys, create_app
 from symfonic.transports.http.connections import ConnectionLimits, connection_limits
-from tests.http.helpers import SECRET, SYMFONIC, Served, free_port, loopback_socket, spawn
+from tests.support.agents import SECRET
+from tests.support.processes import SYMFONIC_SCRIPT
+from tests.support.servers import Served, free_port, loopback_socket, spawn
 
 LIMITS = ConnectionLimits(head_timeout=1.0, body_timeout=1.0, max_connections=8, keep_alive=1)
 SLACK = 1.5
@@ -220,7 +222,7 @@ async def test_symfonic_serve_applies_its_flags_and_variables(
         tmp_path: Path, refunds: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("SYMFONIC_DATABASE_URL", "SYMFONIC_SECRET", "SYMFONIC_API_KEYS"):
         monkeypatch.delenv(name, raising=False)
-    serving = await spawn([SYMFONIC, "serve", "--port", str(free_port()), "--head-timeout", "1",
+    serving = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port()), "--head-timeout", "1",
                            "--max-connections", "3"], tmp_path,
                           {**os.environ, "SYMFONIC_KEEP_ALIVE": "1"})
     port = int(serving.url.rsplit(":", 1)[1])
@@ -242,7 +244,7 @@ async def test_symfonic_serve_applies_its_flags_and_variables(
 @pytest.mark.e2e
 async def test_symfonic_serve_refuses_a_wrong_limit_before_it_starts(tmp_path: Path) -> None:
     refused = await asyncio.to_thread(
-        subprocess.run, [SYMFONIC, "serve", "--port", str(free_port()), "--max-connections", "0"],
+        subprocess.run, [SYMFONIC_SCRIPT, "serve", "--port", str(free_port()), "--max-connections", "0"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert refused.returncode == 3, refused.stdout + refused.stderr  # Exit.CONFIGURATION
     assert "max_connections must be a positive number" in refused.stdout + refused.stderr

@@ -10,7 +10,9 @@ import pytest
 from fastapi.exceptions import RequestValidationError
 
 from symfonic.transports.http.strict_json import loads
-from tests.http.helpers import LiveServer, paused_run, refund_lines
+from tests.support.agents import refund_lines
+from tests.support.clients import paused_run
+from tests.support.servers import LiveServer
 
 RUNS = "/v1/agents/support/runs"
 JSON = {"Content-Type": "application/json"}

@@ -22,8 +22,8 @@ import pytest
 from symfonic import Host, Scope
 from symfonic.examples.support import support_agent
 from symfonic.transports.webhooks import verify_signature
-from tests.http.helpers import free_port, until
-from tests.http.receivers import Receiver, bound, outbox_rows
+from tests.support.receivers import Receiver, bound, outbox_rows
+from tests.support.servers import free_port, until
 
 SERVER = Path(__file__).with_name("outbox_server.py")
 SECRET = "outbox-server-secret-0123456789abcdef"  # as outbox_server.py's

@@ -30,8 +30,9 @@ from symfonic.testing import ManualClock
 from symfonic.testing.pauses import pause_issue
 from symfonic.transports.webhooks import WebhookConfig, sign, verify_signature
 from symfonic.transports.webhooks.sender import WebhookSender
-from tests.http.helpers import LOOPBACK, ServerFactory, loopback_socket, paused_run, until
-from tests.http.receivers import BlackHole, Receiver, WallClock, database_of, outbox_rows
+from tests.support.clients import paused_run
+from tests.support.receivers import BlackHole, Receiver, WallClock, database_of, outbox_rows
+from tests.support.servers import LOOPBACK, ServerFactory, loopback_socket, until
 
 HOOK_SECRET = "whsec-test-0123456789"
 

@@ -1,23 +1,5 @@
-from __future__ import annotations
+"""The human-interaction tests' fixtures (shared with the continuation tests)."""
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+from tests.support.hosts import calls_log, host
 
-import pytest
-
-from symfonic import Host
-from symfonic.testing import ManualClock
-from tests.human.helpers import SECRET, spec
-
-
-@pytest.fixture(autouse=True)
-def calls_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "calls.log"
-    monkeypatch.setenv("SYMFONIC_TEST_CALLS", str(path))
-    return path
-
-
-@pytest.fixture
-async def host(sqlite_url: str, clock: ManualClock) -> AsyncIterator[Host]:
-    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET, clock=clock) as opened:
-        yield opened
+__all__ = ["calls_log", "host"]

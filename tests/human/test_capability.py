@@ -11,7 +11,7 @@ from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.kernel.plan import Services
 from symfonic.platform.standalone import MemoryRuntime
 from symfonic.testing import ManualClock
-from tests.human.helpers import recorded, spec
+from tests.support.interactions import recorded, spec
 
 ACME = Scope(tenant="acme")
 

@@ -14,7 +14,7 @@ from symfonic.errors import SymfonicError
 from symfonic.kernel.tool_contract import ToolArgumentsInvalid, ToolTimedOut
 from symfonic.toolsets.mcp import MCPConnectionError, MCPServerHTTP, MCPToolError
 from symfonic.toolsets.mcp.errors import translate
-from tests.mcp.conftest import MakeStdio, ServerLog, invocation, tools_of
+from tests.support.mcp import MakeStdio, ServerLog, invocation, tools_of
 
 
 async def test_a_call_returns_the_text_and_carries_the_idempotency_key(

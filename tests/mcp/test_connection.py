@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from symfonic.toolsets.mcp import MCPConnectionError, MCPServerHTTP, MCPServerStdio
-from tests.mcp.conftest import MakeStdio, ServerLog, eventually, invocation, tools_of
+from tests.support.mcp import MakeStdio, ServerLog, eventually, invocation, tools_of
 
 
 def running(pid: int) -> bool:

@@ -6,7 +6,7 @@ import pytest
 
 from symfonic.kernel.tool_contract import ToolInputRequired
 from symfonic.toolsets.mcp import MCPServerHTTP
-from tests.mcp.conftest import HTTPServer, ServerLog, eventually, invocation, tools_of
+from tests.support.mcp import HTTPServer, ServerLog, eventually, invocation, tools_of
 
 
 async def test_tools_are_listed_and_called_with_the_headers(http: MCPServerHTTP, log: ServerLog) -> None:

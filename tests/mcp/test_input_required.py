@@ -9,8 +9,8 @@ import pytest
 from symfonic.kernel.tool_contract import ToolInputRequired
 from symfonic.toolsets.mcp import STATE_VERSION, MCPServerHTTP, MCPToolError
 from symfonic.toolsets.mcp.input_required import resume
-from tests.mcp.conftest import MakeStdio, ServerLog, invocation, tools_of
 from tests.mcp.servers.tools_server import CONFIRM_SCHEMA
+from tests.support.mcp import MakeStdio, ServerLog, invocation, tools_of
 
 
 async def paused(tool: Any, arguments: dict[str, Any], continuation: dict[str, Any] | None = None

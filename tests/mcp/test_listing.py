@@ -8,7 +8,7 @@ import sys
 
 from symfonic.kernel.tool_contract import Toolset
 from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio
-from tests.mcp.conftest import MakeStdio, ServerLog, eventually, invocation, tools_of
+from tests.support.mcp import MakeStdio, ServerLog, eventually, invocation, tools_of
 
 
 async def test_tools_are_listed_once_with_the_prefix_and_stay_the_same_objects(

@@ -17,7 +17,7 @@ from symfonic import AgentSpec, Host, HumanInteraction, Message, ModelReply, Too
 from symfonic.kernel.tool_contract import ToolSchema, Toolset
 from symfonic.models import FunctionModel
 from symfonic.toolsets.mcp import MCPServerHTTP, MCPServerStdio
-from tests.mcp.conftest import SERVER
+from tests.support.mcp import SERVER
 
 
 def policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:

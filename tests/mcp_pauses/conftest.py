@@ -1,5 +1,5 @@
 """The browser of the inbox tests (Debian's Chromium through Playwright), shared with tests/http."""
 
-from tests.http.conftest import browser, chromium, page
+from tests.support.browser import browser, chromium, page
 
 __all__ = ["browser", "chromium", "page"]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from symfonic import Host, Scope
-from tests.mcp.conftest import ServerLog
 from tests.mcp_pauses.app import spec
+from tests.support.mcp import ServerLog
 
 ACME = Scope(tenant="acme")
 

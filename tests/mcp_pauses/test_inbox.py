@@ -16,14 +16,15 @@ from pathlib import Path
 import httpx
 from playwright.async_api import Page, expect
 
-from tests.http.helpers import SYMFONIC, Serving, free_port, spawn
-from tests.mcp.conftest import ServerLog
+from tests.support.mcp import ServerLog
+from tests.support.processes import SYMFONIC_SCRIPT
+from tests.support.servers import Serving, free_port, spawn
 
 ROOT = Path(__file__).parent.parent.parent
 
 
 async def serve(env: dict[str, str], port: int) -> Serving:
-    return await spawn([SYMFONIC, "serve", "--app", "tests.mcp_pauses.app:host", "--port",
+    return await spawn([SYMFONIC_SCRIPT, "serve", "--app", "tests.mcp_pauses.app:host", "--port",
                         str(port)], ROOT, env)
 
 

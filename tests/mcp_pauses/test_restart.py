@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.conftest import HTTPServer, ServerLog
+from tests.support.mcp import HTTPServer, ServerLog
 
 ROOT = Path(__file__).parent.parent.parent
 SECRET = "mcp-end-to-end-secret-0123456789"

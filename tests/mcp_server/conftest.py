@@ -4,8 +4,8 @@ over streamable HTTP, each on a connection of its own."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx2
@@ -18,13 +18,10 @@ from symfonic import Host
 from symfonic.examples.support import support_agent
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys, create_app
-from tests.http.helpers import SECRET, LiveServer, Served, desk_agent, loopback_socket
 from tests.mcp_server.agents import report_agent, survey_agent
-
-Start = Callable[[], LiveServer]
-"""``start()``: a live service on the test's database; every one shares the tenants' keys."""
-Connect = Callable[..., AbstractAsyncContextManager[Client]]
-"""``async with connect(server, tenant="acme", elicit=None) as client``: an MCP client."""
+from tests.mcp_server.helpers import Connect, Start
+from tests.support.agents import SECRET, desk_agent
+from tests.support.servers import LiveServer, Served, loopback_socket
 
 
 @pytest.fixture

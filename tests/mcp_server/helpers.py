@@ -3,7 +3,8 @@ the protocol error a call is refused with."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal
 
 import pytest
@@ -22,7 +23,7 @@ from mcp_types import (
 from symfonic import Scope
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.transports.mcp.state import PREFIX
-from tests.http.helpers import LiveServer
+from tests.support.servers import LiveServer
 
 ACME = Scope(tenant="acme")
 
@@ -95,3 +96,11 @@ def ticket(server: LiveServer, asked: InputRequiredResult) -> LedgerTicket:
 def answered(server: LiveServer) -> list[LedgerTicket]:
     """The tenant acme's answered pauses, as the ledger has them."""
     return server.served.call(server.host.answered(ACME))
+
+
+Start = Callable[[], LiveServer]
+"""``start()``: a live service on the test's database; every one shares the tenants' keys."""
+
+
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
+"""``async with connect(server, tenant="acme", elicit=None) as client``: an MCP client."""

@@ -14,9 +14,9 @@ from mcp_types import INVALID_PARAMS, CallToolResult, ElicitRequestParams, Elici
 
 from symfonic.transports.mcp.errors import STATE_REFUSED
 from symfonic.transports.mcp.state import PREFIX
-from tests.http.helpers import refund_lines
-from tests.mcp_server.conftest import Connect, Start
 from tests.mcp_server.helpers import (
+    Connect,
+    Start,
     answered,
     form,
     paused,
@@ -26,6 +26,7 @@ from tests.mcp_server.helpers import (
     ticket,
     token_of,
 )
+from tests.support.agents import refund_lines
 
 REFUND = "Please refund order 42."
 APPROVE = {"approved": True}

@@ -16,9 +16,8 @@ from symfonic import Host, PendingInterrupt, RunOutcome
 from symfonic.transports.http import ApiKeys
 from symfonic.transports.http.service import Service
 from symfonic.transports.mcp import AgentTools
-from tests.http.helpers import SECRET
-from tests.mcp_server.conftest import Connect, Start
-from tests.mcp_server.helpers import ACME, refused, text
+from tests.mcp_server.helpers import ACME, Connect, Start, refused, text
+from tests.support.agents import SECRET
 
 DISCOVER = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

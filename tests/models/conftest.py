@@ -12,7 +12,7 @@ import anthropic
 import openai
 import pytest
 
-from tests.models.standin import StandIn, serve_standin
+from tests.support.standin import StandIn, serve_standin
 
 CLIENT_TIMEOUT = 30.0
 

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from symfonic import Agent, RunEvent, tool
-from tests.models.standin import ToolCall
+from tests.support.standin import ToolCall
 
 
 async def sse_events(lines: AsyncIterator[str]) -> list[tuple[str | None, Any]]:

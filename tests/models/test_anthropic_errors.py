@@ -24,7 +24,7 @@ from symfonic.models import (
 )
 from symfonic.models.anthropic import AnthropicModel, to_model_error
 from symfonic.models.anthropic.stream import StreamReader
-from tests.models.standin import HttpFailure, MidStreamFailure, StandIn, Text, Turn
+from tests.support.standin import HttpFailure, MidStreamFailure, StandIn, Text, Turn
 
 MODEL = "claude-standin"
 HELLO = [Message("user", "hello")]

@@ -36,7 +36,7 @@ from symfonic.models import ModelSettings
 from symfonic.models.anthropic import AnthropicModel
 from tests.models import anthropic_worker as worker
 from tests.models.helpers import events_of
-from tests.models.standin import (
+from tests.support.standin import (
     HttpFailure,
     MidStreamFailure,
     Reasoning,
@@ -46,7 +46,7 @@ from tests.models.standin import (
     Turn,
     Usage,
 )
-from tests.models.standin.turns import split_pieces
+from tests.support.standin.turns import split_pieces
 
 MODEL = "claude-standin"
 ACME = Scope(tenant="acme")

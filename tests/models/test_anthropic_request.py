@@ -24,7 +24,7 @@ from symfonic.models import ModelSettings, ModelUnavailable, TextChunk, complete
 from symfonic.models.anthropic import AnthropicModel
 from symfonic.models.anthropic.request import OPENING, build_request, convert_transcript
 from symfonic.models.anthropic.stream import StreamReader
-from tests.models.standin import StandIn, Text, Turn
+from tests.support.standin import StandIn, Text, Turn
 
 MODEL = "claude-standin"
 LOOKUP = ToolSchema(name="lookup", description="Look an order up.",

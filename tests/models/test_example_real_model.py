@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.models.standin import StandIn, Text, ToolCall, Turn
+from tests.support.standin import StandIn, Text, ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 

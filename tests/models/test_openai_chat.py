@@ -32,8 +32,8 @@ from symfonic.models.openai import OpenAIChatModel
 from tests.models import openai_worker
 from tests.models.helpers import Forecast, events_of, get_news, get_time, get_weather
 from tests.models.helpers import NotJsonCall as BotchedCall
-from tests.models.standin import HttpFailure, MidStreamFailure, StandIn, Text, ToolCall, Turn
-from tests.models.standin import Usage as Tokens
+from tests.support.standin import HttpFailure, MidStreamFailure, StandIn, Text, ToolCall, Turn
+from tests.support.standin import Usage as Tokens
 
 SCOPE = Scope(tenant="acme")
 Client = openai.AsyncOpenAI

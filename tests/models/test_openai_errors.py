@@ -30,7 +30,7 @@ from symfonic.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from symfonic.models.openai.chat import read_chat_stream
 from symfonic.models.openai.common import ClientSlot, model_error, stream_cut, stream_error
 from symfonic.models.openai.responses import read_response_stream
-from tests.models.standin import HttpFailure, MidStreamFailure, StandIn, Text, Turn
+from tests.support.standin import HttpFailure, MidStreamFailure, StandIn, Text, Turn
 
 HELLO = [Message("user", "Hello")]
 ADAPTERS: dict[str, Callable[[openai.AsyncOpenAI], Model]] = {

@@ -32,7 +32,7 @@ from symfonic.models import ModelSettings, infer_model
 from symfonic.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from tests.models import openai_worker
 from tests.models.helpers import Forecast, NotJsonCall, events_of, get_time, get_weather
-from tests.models.standin import (
+from tests.support.standin import (
     HttpFailure,
     MidStreamFailure,
     Reasoning,
@@ -41,7 +41,7 @@ from tests.models.standin import (
     ToolCall,
     Turn,
 )
-from tests.models.standin import Usage as Tokens
+from tests.support.standin import Usage as Tokens
 
 SCOPE = Scope(tenant="acme")
 Client = openai.AsyncOpenAI

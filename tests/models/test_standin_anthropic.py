@@ -11,7 +11,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from pydantic import TypeAdapter
 
 from tests.models.helpers import sse_events
-from tests.models.standin import (
+from tests.support.standin import (
     HttpFailure,
     MidStreamFailure,
     Reasoning,

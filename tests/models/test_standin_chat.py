@@ -10,7 +10,7 @@ import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from tests.models.helpers import sse_events
-from tests.models.standin import HttpFailure, MidStreamFailure, StandIn, Text, ToolCall, Turn, Usage
+from tests.support.standin import HttpFailure, MidStreamFailure, StandIn, Text, ToolCall, Turn, Usage
 
 MODEL = "gpt-4.1"
 HELLO: Any = [{"role": "user", "content": "Hello"}]

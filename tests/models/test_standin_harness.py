@@ -8,7 +8,7 @@ import anthropic
 import openai
 import pytest
 
-from tests.models.standin import MidStreamFailure, StandIn, Text, ToolCall, Turn, Usage, serve_standin
+from tests.support.standin import MidStreamFailure, StandIn, Text, ToolCall, Turn, Usage, serve_standin
 
 HELLO: Any = [{"role": "user", "content": "Hello"}]
 OpenAI = openai.AsyncOpenAI

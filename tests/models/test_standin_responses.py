@@ -10,7 +10,7 @@ from openai.types.responses import Response, ResponseFailedEvent, ResponseStream
 from pydantic import TypeAdapter
 
 from tests.models.helpers import sse_events
-from tests.models.standin import (
+from tests.support.standin import (
     HttpFailure,
     MidStreamFailure,
     Reasoning,

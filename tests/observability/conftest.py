@@ -5,36 +5,16 @@ test). Spans are kept in memory; metrics are read on demand."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-
-@dataclass
-class Telemetry:
-    spans: InMemorySpanExporter
-    metrics: InMemoryMetricReader
-
-    def finished(self) -> list[ReadableSpan]:
-        return list(self.spans.get_finished_spans())
-
-    def collect(self) -> dict[str, list[Any]]:
-        """The data points of every metric recorded since the last collection, by name."""
-        data = self.metrics.get_metrics_data()
-        found: dict[str, list[Any]] = {}
-        for resource in data.resource_metrics if data else []:
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    found.setdefault(metric.name, []).extend(metric.data.data_points)
-        return found
-
+from tests.observability.telemetry import Telemetry
 
 _INSTALLED: list[Telemetry] = []
 

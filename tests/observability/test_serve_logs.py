@@ -24,14 +24,15 @@ from symfonic.observability.setup import (
     current_ids,
     logging_config,
 )
-from tests.cli.helpers import Server, free_port, refund_run, symfonic
-from tests.observability.otlp_receiver import (
+from tests.support.otlp_receiver import (
     OtlpReceiver,
     everything_written,
     exporting_to,
     forget_otel_variables,
     log_records,
 )
+from tests.support.processes import Server, refund_run, symfonic
+from tests.support.servers import free_port
 
 TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
 SPAN_ID = 0xB7AD6B7169203331

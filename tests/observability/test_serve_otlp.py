@@ -1,7 +1,7 @@
 """``symfonic serve`` exports OTLP when the ``OTEL_*`` variables ask: one server span per request,
 named after its route, continuing the caller's trace, parent of what the library traces inside it.
 
-Real processes, a real OTLP/HTTP receiver on loopback (:mod:`.otlp_receiver`), real requests.
+Real processes, a real OTLP/HTTP receiver on loopback (:mod:`tests.support.otlp_receiver`), real requests.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.helpers import Server, free_port
-from tests.observability.otlp_receiver import (
+from tests.support.otlp_receiver import (
     SPAN_KIND_SERVER,
     OtlpReceiver,
     everything_written,
@@ -21,6 +20,8 @@ from tests.observability.otlp_receiver import (
     forget_otel_variables,
     log_records,
 )
+from tests.support.processes import Server
+from tests.support.servers import free_port
 
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"

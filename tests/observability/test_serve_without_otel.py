@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from symfonic.observability.setup import Signals, configure_telemetry, requested_signals
-from tests.cli import helpers
-from tests.cli.helpers import Server, free_port, refund_run, refused, symfonic
-from tests.observability.otlp_receiver import everything_written, forget_otel_variables
+from tests.support import processes
+from tests.support.otlp_receiver import everything_written, forget_otel_variables
+from tests.support.processes import Server, refund_run, refused, symfonic
+from tests.support.servers import free_port
 
 SDK = ("opentelemetry.sdk", "opentelemetry.exporter", "opentelemetry.instrumentation")
 REPORT_AT_EXIT = f"""
@@ -43,7 +44,7 @@ def symfonic_after(prelude: str) -> list[str]:
 
 @pytest.mark.e2e
 def test_serve_loads_no_sdk_without_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(helpers, "SYMFONIC", symfonic_after(REPORT_AT_EXIT))
+    monkeypatch.setattr(processes, "SYMFONIC", symfonic_after(REPORT_AT_EXIT))
     port = free_port()
     server = Server(tmp_path, "serve", "--port", str(port))
     try:

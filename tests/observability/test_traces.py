@@ -28,8 +28,8 @@ from symfonic.observability import CONTENT_VARIABLE
 from symfonic.observability.measures import INTERVAL_VARIABLE
 from symfonic.testing import ManualClock
 from symfonic.tools import tool
-from tests.http.helpers import until
-from tests.observability.conftest import Telemetry
+from tests.observability.telemetry import Telemetry
+from tests.support.servers import until
 
 SECRET = "a-long-random-secret-for-traces"
 ACME = Scope(tenant="acme")
@@ -193,7 +193,7 @@ async def test_a_tool_that_asks_mid_call_is_a_pause_not_a_failed_span(
 
     monkeypatch.setenv("SYMFONIC_TEST_CALLS", str(tmp_path / "calls.log"))  # the tool's record
 
-    from tests.human.test_tool_input import AskingTool, asking_spec
+    from tests.support.asking import AskingTool, asking_spec
 
     spec = asking_spec(AskingTool())
     async with Host.open(f"sqlite:///{tmp_path / 'desk.db'}", agents=[spec], secret=SECRET) as host:

@@ -1,5 +1,5 @@
 """The continuation tests share the human-interaction tests' fixtures."""
 
-from tests.human.conftest import calls_log, host
+from tests.support.hosts import calls_log, host
 
 __all__ = ["calls_log", "host"]

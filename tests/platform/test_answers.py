@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from symfonic import AnswerInvalid, Host, Scope
-from tests.human.helpers import recorded, refund
+from tests.support.interactions import recorded, refund
 
 ACME = Scope(tenant="acme")
 

@@ -17,7 +17,7 @@ from symfonic.platform.continuation import (
 )
 from symfonic.platform.continuation.resuming import LedgerContinuation
 from symfonic.testing import ManualClock
-from tests.human.helpers import SECRET, recorded, spec
+from tests.support.interactions import SECRET, recorded, spec
 
 ACME, GLOBEX = Scope(tenant="acme"), Scope(tenant="globex")
 

@@ -14,7 +14,7 @@ from symfonic.services.outbox import PAUSE_CREATED
 from symfonic.stores.memory import MemoryDatabase, MemoryStore
 from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.testing import ManualClock
-from tests.human.helpers import SECRET, spec
+from tests.support.interactions import SECRET, spec
 
 ACME = Scope(tenant="acme")
 

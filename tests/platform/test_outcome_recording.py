@@ -15,7 +15,7 @@ from symfonic.stores.memory import MemoryDatabase, MemoryStore
 from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.stores.memory.transcripts import MemoryTranscripts
 from symfonic.testing import ManualClock
-from tests.human.helpers import SECRET, recorded, spec
+from tests.support.interactions import SECRET, recorded, spec
 
 ACME = Scope(tenant="acme")
 

@@ -21,7 +21,7 @@ from symfonic.platform.continuation import (
 )
 from symfonic.platform.tickets import claims_of
 from symfonic.testing import ManualClock
-from tests.human.helpers import recorded
+from tests.support.interactions import recorded
 
 ACME = Scope(tenant="acme")
 

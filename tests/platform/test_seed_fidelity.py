@@ -37,7 +37,7 @@ from symfonic.platform.continuation import ContinuationService, PauseTicket
 from symfonic.platform.standalone import MemoryRuntime
 from symfonic.platform.tickets import claims_of
 from symfonic.testing import ManualClock
-from tests.human.helpers import SECRET, policy, recorded, spec
+from tests.support.interactions import SECRET, policy, recorded, spec
 
 ACME = Scope(tenant="acme")
 

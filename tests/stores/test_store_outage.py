@@ -12,7 +12,7 @@ import pytest
 from symfonic import ContinuationUnavailable, Host, Scope, StoreUnavailable
 from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.stores.opening import open_store, pool_options
-from tests.human.helpers import SECRET, spec
+from tests.support.interactions import SECRET, spec
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from symfonic import Host
 from symfonic.transports.http import ApiKeys, create_app
 from symfonic.workers import WorkerOptions
-from tests.http.helpers import Served, loopback_socket
+from tests.support.servers import Served, loopback_socket
 from tests.workers import agents
 
 

@@ -26,7 +26,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.http.helpers import Serving, free_port, spawn
+from tests.support.servers import Serving, free_port, spawn
 from tests.workers import agents
 from tests.workers.agents import CHAOS_CAP, lines
 from tests.workers.processes import REPO, Worker, start_worker

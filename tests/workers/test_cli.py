@@ -9,8 +9,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.cli.apps import APPS
-from tests.cli.helpers import SYMFONIC, Server, free_port, refund_entries, refused, symfonic
+from tests.support.apps import APPS
+from tests.support.processes import SYMFONIC, Server, refund_entries, refused, symfonic
+from tests.support.servers import free_port
 
 NO_DBOS = [SYMFONIC[0], "-c", "import sys; sys.modules['dbos'] = None; "
            "from symfonic.cli import main; main()"]

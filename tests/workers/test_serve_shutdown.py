@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.helpers import Server, free_port
+from tests.support.processes import Server
+from tests.support.servers import free_port
 from tests.workers.agents import FOLDER_VARIABLE, lines
 
 REPO = Path(__file__).resolve().parents[2]

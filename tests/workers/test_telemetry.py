@@ -10,7 +10,7 @@ import pytest
 
 from symfonic import Host, Scope
 from symfonic.workers import WorkerOptions
-from tests.observability.otlp_receiver import OtlpReceiver, exporting_to, forget_otel_variables
+from tests.support.otlp_receiver import OtlpReceiver, exporting_to, forget_otel_variables
 from tests.workers import agents
 from tests.workers.processes import workers_on
 

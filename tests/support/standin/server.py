@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import uvicorn
 
-from tests.models.standin.app import create_app
-from tests.models.standin.script import Api, RecordedRequest, Script
-from tests.models.standin.turns import ScriptEntry
+from tests.support.standin.app import create_app
+from tests.support.standin.script import Api, RecordedRequest, Script
+from tests.support.standin.turns import ScriptEntry
 
 READY_SECONDS = 15.0
 STOP_SECONDS = 30.0

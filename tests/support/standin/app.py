@@ -16,13 +16,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from tests.models.standin.anthropic import AnthropicProtocol
-from tests.models.standin.chat import ChatProtocol
-from tests.models.standin.protocol import WireProtocol
-from tests.models.standin.responses import ResponsesProtocol
-from tests.models.standin.script import RecordedRequest, Script
-from tests.models.standin.turns import HttpFailure, MidStreamFailure
-from tests.models.standin.wire import Rejected, SseResponse, cut_after_deltas, new_id
+from tests.support.standin.anthropic import AnthropicProtocol
+from tests.support.standin.chat import ChatProtocol
+from tests.support.standin.protocol import WireProtocol
+from tests.support.standin.responses import ResponsesProtocol
+from tests.support.standin.script import RecordedRequest, Script
+from tests.support.standin.turns import HttpFailure, MidStreamFailure
+from tests.support.standin.wire import Rejected, SseResponse, cut_after_deltas, new_id
 
 NOTHING_SCRIPTED = "stand-in: no scripted reply is queued for this request (call standin.enqueue(...) first)"
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tests.models.standin import anthropic_checks
-from tests.models.standin.protocol import Rendered
-from tests.models.standin.script import Api, Script
-from tests.models.standin.turns import MidStreamFailure, Reasoning, Text, Turn, Usage, split_pieces
-from tests.models.standin.wire import (
+from tests.support.standin import anthropic_checks
+from tests.support.standin.protocol import Rendered
+from tests.support.standin.script import Api, Script
+from tests.support.standin.turns import MidStreamFailure, Reasoning, Text, Turn, Usage, split_pieces
+from tests.support.standin.wire import (
     SseFrame,
     anthropic_error,
     anthropic_error_object,

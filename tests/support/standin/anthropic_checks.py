@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tests.models.standin.script import Script
-from tests.models.standin.wire import Rejected, as_list, as_object, as_str
+from tests.support.standin.script import Script
+from tests.support.standin.wire import Rejected, as_list, as_object, as_str
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 THINKING_TYPES = ("enabled", "disabled", "adaptive", "between_tools")

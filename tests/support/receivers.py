@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from symfonic.testing import ManualClock
-from tests.http.helpers import LiveServer, Served, loopback_socket
+from tests.support.servers import LiveServer, Served, loopback_socket
 
 
 class WallClock(ManualClock):

@@ -1,47 +1,41 @@
-"""Helpers of the HTTP tests. Real servers on loopback: uvicorn in a thread, on a free port.
+"""Real servers on loopback for the tests: an ASGI app served by uvicorn in a thread, on a free
+port, or a service process that printed its banner; and waiting for a condition, bounded.
 
 The app runs on the server thread's own event loop, so the host is only ever used there: a test
 talks to it over HTTP, and reaches the host directly (``server.call(coro)``) only to do what no
-route does (e.g. read the ledger). Each test gets its own SQLite file under ``tmp_path`` and its
-own refunds ledger, so "the tool ran once" is counted per test.
-"""
+route does."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import shutil
 import signal
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-import httpx
 import uvicorn
-from pydantic import BaseModel, Field
 from starlette.types import ASGIApp
 
-from symfonic import AgentSpec, Host, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
-from symfonic.kernel.tool_contract import ToolSchema
-from symfonic.models import FunctionModel
+from symfonic import Host
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, guarded_config
 from symfonic.transports.webhooks.outbound import OutboundPolicy
 
 T = TypeVar("T")
-SYMFONIC = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
-SECRET = "test-secret-for-pause-tokens-0123456789"
+
+
 LOOPBACK = OutboundPolicy.allowing(["127.0.0.0/8", "::1"])
 """The outbound policy of tests whose receivers listen on this machine: public addresses and
 loopback (a real server reaches public addresses only, unless told otherwise)."""
+
+
 READY_SECONDS = 15.0
 
 
@@ -130,81 +124,6 @@ class LiveServer:
 
 
 ServerFactory = Callable[..., LiveServer]
-
-
-def refund_lines(path: Path) -> list[dict[str, Any]]:
-    """The refunds that ran, without what names each one's turn, pause and call."""
-    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return [{k: v for k, v in line.items() if k not in ("key", "run", "call", "pause")}
-            for line in lines]
-
-
-
-async def paused_run(client: httpx.AsyncClient, server: LiveServer, tenant: str = "acme",
-                     text: str = "Please refund order 42.", session: str | None = None) -> str:
-    """Start a run that pauses for approval of the refund; its token."""
-    body: dict[str, Any] = {"input": text}
-    if session is not None:
-        body["session_id"] = session
-    response = await client.post("/v1/agents/support/runs", json=body, headers=server.auth(tenant))
-    assert response.status_code == 200, response.text
-    outcome = response.json()
-    assert outcome["status"] == "paused", outcome
-    assert outcome["interrupt"]["name"] == "issue_refund"
-    return str(outcome["interrupt"]["token"])
-
-
-async def sign_in(client: httpx.AsyncClient, server: LiveServer, name: str = "acme") -> str:
-    """Sign in with the key ``name``; the CSRF token of its session."""
-    response = await client.post("/inbox/login", data={"key": server.secrets[name]})
-    assert response.status_code == 303, response.text
-    assert "httponly" in response.headers["set-cookie"].lower()
-    return csrf_of((await client.get("/inbox")).text)
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf" value="([A-Za-z0-9_-]{32,})"', page)
-    assert found, page
-    return found.group(1)
-
-
-def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """(event, data) of every frame of an SSE body."""
-    events = []
-    for frame in text.strip().split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in frame.splitlines() if not line.startswith(":"))
-        events.append((fields["event"], json.loads(fields["data"])))
-    return events
-
-
-class PlanQuestion(BaseModel):
-    customer: str
-
-
-class PlanAnswer(BaseModel):
-    plan: Literal["basic", "pro"]
-    seats: int = Field(ge=1)
-    notify: bool = False
-
-
-def desk_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
-    """Asks a free-form question, or (for "plan") the typed ``pick_plan`` interrupt."""
-    last = messages[-1]
-    if last.role == "user" and "plan" in last.content:
-        return ModelReply(tool_calls=[ToolCall(id="plan-1", name="pick_plan",
-                                               arguments={"customer": "ACME"})])
-    if last.role == "user":
-        return ModelReply(tool_calls=[ToolCall(id="ask-1", name="ask_user", arguments={
-            "question": "Which colour should the invoice be?", "options": ["red", "blue"]})])
-    return ModelReply(text=f"Noted: {last.content}")
-
-
-def desk_agent() -> AgentSpec:
-    """An agent whose pauses are a question and a typed interrupt (support's is an approval)."""
-    return AgentSpec(name="desk", model=FunctionModel(desk_policy, name="desk_policy"),
-                     capabilities=[HumanInteraction(interrupts=[Interrupt(
-                         name="pick_plan", description="Ask which plan the customer gets.",
-                         question=PlanQuestion, answer=PlanAnswer)])])
 
 
 class Serving:

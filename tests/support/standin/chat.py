@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from tests.models.standin import chat_checks
-from tests.models.standin.protocol import Rendered
-from tests.models.standin.script import Api, Script
-from tests.models.standin.turns import MidStreamFailure, Text, ToolCall, Turn, Usage, split_pieces
-from tests.models.standin.wire import SseFrame, new_id, openai_error, sse
+from tests.support.standin import chat_checks
+from tests.support.standin.protocol import Rendered
+from tests.support.standin.script import Api, Script
+from tests.support.standin.turns import MidStreamFailure, Text, ToolCall, Turn, Usage, split_pieces
+from tests.support.standin.wire import SseFrame, new_id, openai_error, sse
 
 Json = dict[str, object]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tests.models.standin.turns import ScriptEntry
+from tests.support.standin.turns import ScriptEntry
 
 Api = Literal["responses", "chat", "anthropic"]
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from tests.models.standin.script import Api, Script
-from tests.models.standin.turns import MidStreamFailure, Turn
-from tests.models.standin.wire import SseFrame
+from tests.support.standin.script import Api, Script
+from tests.support.standin.turns import MidStreamFailure, Turn
+from tests.support.standin.wire import SseFrame
 
 
 @dataclass(frozen=True)

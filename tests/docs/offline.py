@@ -1,4 +1,4 @@
-"""What the documentation tests share: an environment in which nothing reaches the internet."""
+"""An environment for docs builds and samples that reaches no network."""
 
 from __future__ import annotations
 

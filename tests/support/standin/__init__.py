@@ -17,10 +17,10 @@ request as the real API would::
 Each request that passes the checks takes the oldest entry, whichever API it is sent to.
 """
 
-from tests.models.standin.app import create_app
-from tests.models.standin.script import Api, IssuedReasoning, RecordedRequest, Script
-from tests.models.standin.server import StandIn, serve_standin
-from tests.models.standin.turns import (
+from tests.support.standin.app import create_app
+from tests.support.standin.script import Api, IssuedReasoning, RecordedRequest, Script
+from tests.support.standin.server import StandIn, serve_standin
+from tests.support.standin.turns import (
     HttpFailure,
     MidStreamFailure,
     Reasoning,

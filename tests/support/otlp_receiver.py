@@ -36,8 +36,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.cli.helpers import Server
-from tests.http.helpers import Served, loopback_socket
+from tests.support.processes import Server
+from tests.support.servers import Served, loopback_socket
 
 PROTOBUF = "application/x-protobuf"
 SPAN_KIND_SERVER = 2

@@ -11,11 +11,11 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 
-from tests.models.standin import responses_checks
-from tests.models.standin.protocol import Rendered
-from tests.models.standin.script import Api, IssuedReasoning, Script
-from tests.models.standin.turns import MidStreamFailure, Reasoning, Text, ToolCall, Turn, Usage, split_pieces
-from tests.models.standin.wire import SseFrame, new_id, opaque_token, openai_error, sse
+from tests.support.standin import responses_checks
+from tests.support.standin.protocol import Rendered
+from tests.support.standin.script import Api, IssuedReasoning, Script
+from tests.support.standin.turns import MidStreamFailure, Reasoning, Text, ToolCall, Turn, Usage, split_pieces
+from tests.support.standin.wire import SseFrame, new_id, opaque_token, openai_error, sse
 
 Json = dict[str, object]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tests.models.standin.responses_checks import FUNCTION_NAME, check_auth
-from tests.models.standin.script import Script
-from tests.models.standin.wire import Rejected, as_list, as_object, as_str, required
+from tests.support.standin.responses_checks import FUNCTION_NAME, check_auth
+from tests.support.standin.script import Script
+from tests.support.standin.wire import Rejected, as_list, as_object, as_str, required
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 

@@ -1,9 +1,4 @@
-"""Running ``symfonic`` as a user does: a separate process in a directory of its own.
-
-Each command runs with the environment a fresh shell would have (no secret, no database URL, no
-app configured), the example's refunds ledger inside the test's directory, and output wide enough
-that nothing wraps.
-"""
+"""The ``symfonic`` command run as a process, as a user runs it: one-off commands and a server."""
 
 from __future__ import annotations
 
@@ -11,8 +6,8 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,7 +18,12 @@ from typing import Any
 
 import httpx
 
+SYMFONIC_SCRIPT = shutil.which("symfonic", path=str(Path(sys.executable).parent)) or "symfonic"
+"""The installed ``symfonic`` script (the other way in, beside :data:`SYMFONIC`)."""
+
 SYMFONIC = [sys.executable, "-c", "from symfonic.cli import main; main()"]
+
+
 CONFIGURATION = ("SYMFONIC_SECRET", "SYMFONIC_DATABASE_URL", "SYMFONIC_APP", "SYMFONIC_MODEL",
                  "SYMFONIC_WEBHOOK_URLS", "SYMFONIC_WEBHOOK_SECRET", "SYMFONIC_API_KEYS",
                  "SYMFONIC_CLAIM_LEASE", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
@@ -69,12 +69,6 @@ def token_in(output: str) -> str:
 def refund_entries(workdir: Path) -> list[dict[str, Any]]:
     path = workdir / "refunds.log"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Server:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from tests.models.standin.script import Script
-from tests.models.standin.wire import Rejected, as_list, as_object, as_str, required
+from tests.support.standin.script import Script
+from tests.support.standin.wire import Rejected, as_list, as_object, as_str, required
 
 FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 INCLUDABLE = frozenset({

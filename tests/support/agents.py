@@ -1,0 +1,53 @@
+"""The agents and the secret the HTTP-level tests serve, and the refunds log the example writes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from symfonic import AgentSpec, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
+from symfonic.kernel.tool_contract import ToolSchema
+from symfonic.models import FunctionModel
+
+SECRET = "test-secret-for-pause-tokens-0123456789"
+
+
+def refund_lines(path: Path) -> list[dict[str, Any]]:
+    """The refunds that ran, without what names each one's turn, pause and call."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [{k: v for k, v in line.items() if k not in ("key", "run", "call", "pause")}
+            for line in lines]
+
+
+class PlanQuestion(BaseModel):
+    customer: str
+
+
+class PlanAnswer(BaseModel):
+    plan: Literal["basic", "pro"]
+    seats: int = Field(ge=1)
+    notify: bool = False
+
+
+def desk_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
+    """Asks a free-form question, or (for "plan") the typed ``pick_plan`` interrupt."""
+    last = messages[-1]
+    if last.role == "user" and "plan" in last.content:
+        return ModelReply(tool_calls=[ToolCall(id="plan-1", name="pick_plan",
+                                               arguments={"customer": "ACME"})])
+    if last.role == "user":
+        return ModelReply(tool_calls=[ToolCall(id="ask-1", name="ask_user", arguments={
+            "question": "Which colour should the invoice be?", "options": ["red", "blue"]})])
+    return ModelReply(text=f"Noted: {last.content}")
+
+
+def desk_agent() -> AgentSpec:
+    """An agent whose pauses are a question and a typed interrupt (support's is an approval)."""
+    return AgentSpec(name="desk", model=FunctionModel(desk_policy, name="desk_policy"),
+                     capabilities=[HumanInteraction(interrupts=[Interrupt(
+                         name="pick_plan", description="Ask which plan the customer gets.",
+                         question=PlanQuestion, answer=PlanAnswer)])])
