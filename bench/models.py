@@ -17,8 +17,8 @@ from typing import Any
 
 import anthropic
 import openai
-from tests.models.standin import StandIn, Text, Turn, Usage, serve_standin
-from tests.models.standin import ToolCall as ScriptedCall
+from tests.support.standin import StandIn, Text, Turn, Usage, serve_standin
+from tests.support.standin import ToolCall as ScriptedCall
 
 from symfonic import Message, ToolCall
 from symfonic.kernel.model import Model
