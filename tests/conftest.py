@@ -85,7 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``-m``, which then decides alone) asks for it."""
     root = Path(__file__).parent
     for item in items:
-        if item.path.relative_to(root).parts[0] in E2E_FOLDERS:
+        if root in item.path.parents and item.path.relative_to(root).parts[0] in E2E_FOLDERS:
             item.add_marker(pytest.mark.e2e)
     if config.getoption("--e2e") or config.option.markexpr:
         return
@@ -93,3 +93,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(fast) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("e2e")])
         items[:] = fast
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if config.getoption("--e2e") or config.option.markexpr:
+        return "tiers: every test the marks select"
+    return "tiers: the fast one only; tests marked e2e are deselected (pytest --e2e runs them too)"
