@@ -96,10 +96,10 @@ class SymfonicSubject:
         history = self._histories[count]
         store = await self.host.store()
         await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=session, start=0,
-                                          messages=history[:-2]))
+                                                      messages=history[:-2]))
         await self.host.transcripts.load(SCOPE, session)
         await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=session, start=count - 2,
-                                          messages=history[-2:]))
+                                                      messages=history[-2:]))
 
     async def pause(self, session: str) -> str:
         outcome = await self.agent.run(USER_INPUT, session_id=session)
@@ -162,7 +162,7 @@ class OtherHostSubject(SymfonicSubject):
                              for role, text in history_roles(count))
             store = await self.seeder.store()
             await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=session, start=0,
-                                              messages=messages))
+                                                          messages=messages))
 
     async def resume(self, token: str) -> None:
         outcome = await self.resumer.continuation.resume(token, ANSWER)

@@ -50,7 +50,7 @@ async def pause_costs(path: Path, history: int) -> list[PauseCost]:
             messages = tuple(Message("user" if n % 2 == 0 else "assistant", f"{n} {FILLER}")
                              for n in range(history))
             await store.transcripts.append(TranscriptTail(scope=TENANT, session_id=f"s{index}", start=0,
-                                              messages=messages))
+                                                          messages=messages))
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]
         side = sqlite3.connect(path)
         try:

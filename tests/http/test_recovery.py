@@ -45,7 +45,7 @@ async def test_an_interrupted_turn_is_listed_and_recovered_once(client: httpx.As
     jti = server.host.continuation.verify(token).jti
     store = await server.host.store()
     assert (await store.ledger.claim(jti, server.clock(), lease_until=server.clock() + 1,
-                              decision=APPROVED)).won
+                                     decision=APPROVED)).won
     server.clock.advance(2)
     listed = await client.get("/v1/pauses", params={"status": "interrupted"},
                               headers=server.auth("acme"))

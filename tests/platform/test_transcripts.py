@@ -53,7 +53,7 @@ class CountingStore(MemoryStore):
 
 async def append(store: Any, start: int, *texts: str, session: str = "s") -> None:
     await store.transcripts.append(TranscriptTail(scope=ACME, session_id=session, start=start,
-                                      messages=tuple(Message("user", t) for t in texts)))
+                                                  messages=tuple(Message("user", t) for t in texts)))
 
 
 async def cached(store: CountingStore, capacity: int = 100) -> CachedTranscripts:
@@ -80,7 +80,7 @@ async def test_sessions_and_tenants_stay_apart() -> None:
     transcripts = await cached(store)
     await append(store, 0, "mine")
     await store.transcripts.append(TranscriptTail(scope=Scope(tenant="globex"), session_id="s", start=0,
-                                      messages=(Message("user", "theirs"),)))
+                                                  messages=(Message("user", "theirs"),)))
     assert [m.content for m in await transcripts.load(ACME, "s")] == ["mine"]
     assert [m.content for m in await transcripts.load(Scope(tenant="globex"), "s")] == ["theirs"]
 

@@ -43,7 +43,7 @@ async def test_a_refused_write_names_what_the_server_found_and_writes_nothing(po
         await store.ledger.issue(unclaimed)
         with pytest.raises(StoreError, match=r"is not claimed.*\(0 rows matched\)"):
             await store.ledger.finish(Finish(jti=unclaimed.record.jti, status="completed", finished_at=NOW,
-                                      outcome={}), tail(ACME, session, 1, "b"))
+                                             outcome={}), tail(ACME, session, 1, "b"))
         assert [m.content for m in await store.transcripts.load(ACME, session)] == ["a"]
         assert (await store.ledger.get(unclaimed.record.jti)) == unclaimed.record
     finally:

@@ -124,7 +124,7 @@ async def test_a_background_recovery_over_http_is_accepted_and_completes(
         store = await SQLiteStore.open(tmp_path / "desk.db")
         try:
             assert (await store.ledger.claim(jti, time.time(), lease_until=time.time() + 30,
-                                      decision=APPROVED)).won
+                                             decision=APPROVED)).won
             assert await store.ledger.interrupt(jti, time.time())
         finally:
             await store.close()

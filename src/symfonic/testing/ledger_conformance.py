@@ -255,12 +255,12 @@ class LedgerConformance:
         assert await store.ledger.release(jti, claimed_at=NOW) is False
         with pytest.raises(StoreError):
             await store.ledger.finish(Finish(jti=jti, status="completed", outcome={}, finished_at=NOW + 41,
-                                      claimed_at=NOW))
+                                             claimed_at=NOW))
         row = await store.ledger.get(jti)
         assert (row.status, row.claimed_at, row.lease_expires_at) == ("claimed", NOW + 40, NOW + 70)
         assert await store.ledger.renew(jti, NOW + 42, NOW + 72, claimed_at=NOW + 40) is True
         await store.ledger.finish(Finish(jti=jti, status="completed", outcome={}, finished_at=NOW + 43,
-                                  claimed_at=NOW + 40))
+                                         claimed_at=NOW + 40))
         assert (await store.ledger.get(jti)).status == "completed"
 
     async def test_sweep_marks_lapsed_claims_interrupted(self, store: Any) -> None:

@@ -54,14 +54,14 @@ class TasksConformance:
         assert (got.state, got.pause_id, got.result, got.updated_at) == ("working", "p1", None,
                                                                           NOW + 2)
         assert await store.tasks.update_task("t1", state="completed", now=NOW + 3,
-                                       result={"output": "done"})
+                                             result={"output": "done"})
         assert (await store.tasks.get_task("t1")).result == {"output": "done"}
 
     async def test_a_final_state_is_never_left(self, store: Any) -> None:
         await store.tasks.add_task(task("t1"))
         await store.tasks.update_task("t1", state="canceled", now=NOW + 1)
         assert await store.tasks.update_task("t1", state="completed", now=NOW + 2,
-                                       result={"output": "late"}) is False
+                                             result={"output": "late"}) is False
         got = await store.tasks.get_task("t1")
         assert (got.state, got.result) == ("canceled", None)
         assert await store.tasks.update_task("missing", state="working", now=NOW) is False
@@ -76,7 +76,7 @@ class TasksConformance:
         assert [t.id for t in first] == ["t4", "same-time", "t3"]
         last = first[-1]
         rest = await store.tasks.list_tasks(ACME, "support", limit=10,
-                                      after=(last.created_at, last.id))
+                                            after=(last.created_at, last.id))
         assert [t.id for t in rest] == ["t2", "t1", "t0"]
         in_context = await store.tasks.list_tasks(ACME, "support", context_id="c1")
         assert [t.id for t in in_context] == ["t3", "t1"]

@@ -139,7 +139,7 @@ class ClaimedTurn:
             asked_at, now = loop.time(), self.clock()
             try:
                 renewed = await self.store.ledger.renew(self.jti, now, now + self.lease,
-                                                 claimed_at=self.claimed_at)
+                                                        claimed_at=self.claimed_at)
             except StoreError as failed:  # keep trying: the lease covers a brief outage
                 logger.warning("renewing the claim on pause %s failed: %s", self.jti, failed)
                 continue
@@ -231,9 +231,9 @@ class ClaimedTurn:
         """Record ``failed`` (the turn's own failure: a model error, a pause not stored)."""
         self._settled = True
         try:
-            await self.store.ledger.finish(Finish(jti=self.jti, status="failed", finished_at=self.clock(),
-                                           outcome={"error": error, "run_id": run_id},
-                                           claimed_at=self.claimed_at))
+            await self.store.ledger.finish(Finish(
+                jti=self.jti, status="failed", finished_at=self.clock(),
+                outcome={"error": error, "run_id": run_id}, claimed_at=self.claimed_at))
         except StoreError:
             logger.exception("pause %s could not be recorded failed; its lease will lapse and "
                              "leave it interrupted", self.jti)

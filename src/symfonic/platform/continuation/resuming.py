@@ -232,7 +232,7 @@ class LedgerContinuation:
         now = self._clock()
         claim, history = await asyncio.gather(
             store.ledger.claim(claims.jti, now, lease_until=now + self._lease,
-                        decision=resolution_to_dict(decision), answered_by=answered_by),
+                               decision=resolution_to_dict(decision), answered_by=answered_by),
             self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
             return_exceptions=True)
         if isinstance(claim, BaseException):
