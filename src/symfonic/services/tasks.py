@@ -19,7 +19,15 @@ POSTed. The announcements go through the outbox (:mod:`symfonic.services.outbox`
 - :meth:`TaskStore.update_task` writes one with the task's change of state, in its commit, when
   the task has a push config (``input-required`` excepted: its pause announced it).
 
-The methods carry ``task`` in their names because a store implements every port at once.
+Why this port is the core's although only the A2A transport uses it (API keys and sign-ins
+moved to the HTTP transport): the pause's announcement above commits in the pause's transaction,
+in whichever process makes the pause, a worker or a server without A2A mounted included. The
+ledger must therefore see the push configs from below the transports. Moving the port out needs
+a transport-neutral table of session listeners that the ledger reads instead; until then it
+stays here, and the A2A transport alone reaches it (``symfonic.transports.a2a.views.task_store``).
+
+The methods carry ``task`` in their names, from the days when one store class implemented every
+port.
 """
 
 from __future__ import annotations
