@@ -189,3 +189,16 @@ async def test_a_redirect_is_never_followed(receiver: Receiver) -> None:
         redirecting.served.stop()
     assert len(redirecting.deliveries) == 1
     assert receiver.deliveries == []
+
+
+async def test_an_attempt_after_the_poster_closed_still_posts(receiver: Receiver) -> None:
+    """A delivery workflow may still be in a step while its server stops: closing the poster
+    must not turn that attempt into an error that ends the workflow for good."""
+    poster = HttpxPoster(LOOPBACK)
+    try:
+        assert await poster(receiver.url, b'{"n":1}', {}, 5.0) == 204
+        await poster.aclose()
+        assert await poster(receiver.url, b'{"n":2}', {}, 5.0) == 204
+    finally:
+        await poster.aclose()
+    assert [d.document for d in receiver.deliveries] == [{"n": 1}, {"n": 2}]

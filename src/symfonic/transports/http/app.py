@@ -105,10 +105,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             await api_keys.close()
             if service.webhooks is not None:
                 await service.webhooks.aclose()
+            if manage_host:
+                await host.close()  # its workers first: a delivery workflow may still post
             if poster is not None:
                 await poster.aclose()
-            if manage_host:
-                await host.close()
 
     app = FastAPI(
         title="symfonic", version=_version(), lifespan=lifespan,

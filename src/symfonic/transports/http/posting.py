@@ -98,5 +98,9 @@ class HttpxPoster:
         return response.status_code
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        """Release the pooled connections. An attempt made afterwards opens a new client rather
+        than failing: a delivery workflow can be in a step while its server stops, and an error
+        there would end the workflow for good instead of leaving it to be recovered."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
