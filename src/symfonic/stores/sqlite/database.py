@@ -15,6 +15,7 @@ earned. ``NORMAL`` is faster and may lose the last commits on power loss (not on
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -52,7 +53,7 @@ class SQLiteDatabase:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _enter_wal(conn, self._busy_ms / 1000)
         conn.execute(f"PRAGMA synchronous = {self._synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         self._conn = conn
@@ -103,6 +104,30 @@ class SQLiteDatabase:
     async def changed(self, statement: str, parameters: tuple[Any, ...]) -> bool:
         """Run one write statement; True when it changed exactly one row."""
         return await self.write(lambda c: c.execute(statement, parameters).rowcount == 1)
+
+
+def _enter_wal(conn: sqlite3.Connection, patience: float) -> None:
+    """Switch a new file to WAL, retrying while another process holds it.
+
+    The switch needs the file to itself, and when several processes open a fresh file at once
+    SQLite may answer ``SQLITE_BUSY`` without calling the busy handler, so ``busy_timeout``
+    alone does not cover it (tests/durability/test_sqlite_opening.py shows it).
+    """
+    deadline = time.monotonic() + patience
+    pause = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as error:
+            if (error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY
+                    or time.monotonic() + pause > deadline):
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+            continue
+        if str(mode).lower() != "wal":
+            raise StoreError(f"SQLite kept journal mode {mode!r} instead of WAL")
+        return
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
