@@ -173,4 +173,3 @@ def _explain(invalid: ValidationError) -> str:
         where = ".".join(str(p) for p in error["loc"]) or "arguments"
         parts.append(f"{where}: {error['msg']}")
     return "; ".join(parts)
-

@@ -157,4 +157,3 @@ async def test_a_push_the_receiver_missed_is_delivered_by_the_next_server(
             assert workflow.executor_id == second.host.workers.executor_id
     finally:
         receiver.served.stop()
-

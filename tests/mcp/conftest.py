@@ -20,8 +20,6 @@ def log(tmp_path: Path) -> ServerLog:
     return ServerLog(tmp_path / "server.log")
 
 
-
-
 @pytest.fixture
 async def stdio(log: ServerLog) -> AsyncIterator[MakeStdio]:
     made: list[MCPServerStdio] = []
@@ -62,8 +60,6 @@ def shared_log(module_server: HTTPServer) -> ServerLog:
     return ServerLog(module_server.log.path, skip=len(module_server.log.lines()))
 
 
-
-
 @pytest.fixture
 async def http(http_server: HTTPServer) -> AsyncIterator[MCPServerHTTP]:
     toolset = http_toolset(http_server)
@@ -77,9 +73,3 @@ async def shared(module_server: HTTPServer) -> AsyncIterator[MCPServerHTTP]:
     toolset = http_toolset(module_server)
     yield toolset
     await toolset.close()
-
-
-
-
-
-

@@ -110,7 +110,6 @@ def test_importing_symfonic_and_its_http_transport_loads_no_mcp() -> None:
     assert loaded.stdout.strip() == "[]"
 
 
-
 async def test_a_pause_that_could_not_be_stored_is_a_tool_error(sqlite_url: str) -> None:
     host = Host.open(sqlite_url, agents=[], secret=SECRET)
     tools = AgentTools(Service(host=host, keys=ApiKeys()))

@@ -38,10 +38,10 @@ TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
 SPAN_ID = 0xB7AD6B7169203331
 
 
-
 @pytest.fixture(autouse=True)
 def _no_ambient_otel(monkeypatch: pytest.MonkeyPatch) -> None:
     forget_otel_variables(monkeypatch)
+
 
 @pytest.mark.e2e
 def test_json_lines_carry_the_trace_of_their_request(tmp_path: Path) -> None:

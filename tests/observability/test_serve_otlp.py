@@ -36,10 +36,10 @@ def app():
 '''
 
 
-
 @pytest.fixture(autouse=True)
 def _no_ambient_otel(monkeypatch: pytest.MonkeyPatch) -> None:
     forget_otel_variables(monkeypatch)
+
 
 @pytest.mark.e2e
 def test_serve_exports_a_server_span_per_request(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ atexit.register(lambda: print("sdk modules:", sorted(m for m in sys.modules if m
 NO_SDK = """
 import sys
 
+
 class NoSdk:
     def find_spec(self, name, path=None, target=None):
         if name == "opentelemetry.sdk" or name.startswith("opentelemetry.sdk."):

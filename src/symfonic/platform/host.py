@@ -41,7 +41,7 @@ from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailab
 from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation.conversations import conversation_upto
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
-from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, ticket_of
+from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, record_in_scope, ticket_of
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError, TranscriptService
 from symfonic.services.ledger import SWEEP_BATCH, Listing, PauseRecord, sweep
@@ -336,10 +336,8 @@ class Host:
         For a sender announcing a pause: the outbox stores no token, so that reading the database
         is never enough to answer a pause.
         """
-        record = await (await self.store()).ledger.get(pause_id)
-        if record is None or record.scope != scope:
-            return None
-        return self._keys.encode(claims_of(record))
+        record = await record_in_scope((await self.store()).ledger, pause_id, scope)
+        return None if record is None else self._keys.encode(claims_of(record))
 
     def on_pause(self, listener: PauseListener) -> Callable[[], None]:
         """Call ``listener(interrupt, scope)`` after every stored, resumable pause.

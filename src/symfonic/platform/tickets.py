@@ -17,7 +17,7 @@ from typing import Any
 
 from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.kernel.scope import Scope
-from symfonic.services.ledger import PageAfter, PauseRecord, PauseStatus
+from symfonic.services.ledger import PageAfter, PauseLedger, PauseRecord, PauseStatus
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,3 +99,10 @@ def claims_of(record: PauseRecord) -> PauseClaims:
         root_run=record.root_run_id, session=record.session_id, thread=record.thread_id,
         checkpoint=record.checkpoint_id, name=record.name, tool_call_id=record.tool_call_id,
         pin=record.pin, iat=int(record.issued_at), exp=int(record.expires_at))
+
+
+async def record_in_scope(ledger: PauseLedger, pause_id: str, scope: Scope) -> PauseRecord | None:
+    """The ledger row of ``pause_id`` when it belongs to ``scope``; None for an unknown pause or
+    another tenant's, alike (a caller learns nothing of pauses outside its scope)."""
+    record = await ledger.get(pause_id)
+    return record if record is not None and record.scope == scope else None

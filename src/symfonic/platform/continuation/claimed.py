@@ -72,7 +72,7 @@ class ClaimedTurn:
     """When this holder's claim was made (the row's ``claimed_at``): the fence on its writes."""
     _lost: bool = field(default=False, init=False)
     _settled: bool = field(default=False, init=False)
-    _held_until: float = field(default=float("inf"), init=False)
+    _held_until: float = field(init=False)
     """The event loop's clock when the lease last secured runs out (monotonic: a wall clock set
     back, or a host's skew, cannot extend it)."""
 

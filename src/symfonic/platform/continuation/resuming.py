@@ -53,7 +53,7 @@ from symfonic.platform.continuation.refusals import (
     scope_or_none,
     unknown,
 )
-from symfonic.platform.tickets import LedgerTicket, ticket_of
+from symfonic.platform.tickets import LedgerTicket, record_in_scope, ticket_of
 from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptService
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.turn_state import TurnState, resolution_from_dict, resolution_to_dict
@@ -146,10 +146,9 @@ class LedgerContinuation:
         """The pause ``pause_id`` of ``scope`` as a ticket without its token, its status as it
         stood at ``as_of`` (now by default): what a notification may tell a receiver, who is
         not the one who answers. None for an unknown pause or another scope's."""
-        record = await (await self._store()).ledger.get(pause_id)
-        if record is None or record.scope != scope:
-            return None
-        return ticket_of("", record, self._clock() if as_of is None else as_of)
+        record = await record_in_scope((await self._store()).ledger, pause_id, scope)
+        return None if record is None else ticket_of("", record,
+                                                     self._clock() if as_of is None else as_of)
 
     def interaction(self, ticket: LedgerTicket) -> InteractionSpec | None:
         """How the pause's answer is shaped by the agent this host serves, for drawing a form.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from symfonic.kernel.scope import Scope
@@ -24,7 +25,7 @@ from symfonic.services.tasks import (
     TASK_STATUS,
     pause_status_payload,
 )
-from symfonic.stores.memory.database import MemoryPort, held, stored_lease
+from symfonic.stores.memory.database import MemoryPort
 
 
 class MemoryLedger(MemoryPort):
@@ -38,12 +39,12 @@ class MemoryLedger(MemoryPort):
             if len(ids) != len(issue.notifications) or ids & self._db.outbox.keys():
                 raise StoreError(f"a notification of pause {issue.record.jti} exists already")
             self._db.check_tail(issue.tail)
-            finishing = self._db.finishable(issue.finishes) if issue.finishes else None
+            finishing = self._finishable(issue.finishes) if issue.finishes else None
             self._db.apply_tail(issue.tail)
             self._db.states[issue.state.checkpoint_id] = issue.state
             self._db.pauses[issue.record.jti] = issue.record
             if issue.finishes and finishing:
-                self._db.record_finish(issue.finishes, finishing)
+                self._record_finish(issue.finishes, finishing)
             record = issue.record
             listened = any(c.scope == record.scope and c.context_id == record.session_id
                            and self._db.tasks[c.task_id].state not in FINAL_TASK_STATES
@@ -65,8 +66,8 @@ class MemoryLedger(MemoryPort):
             if record is None or record.status != "outstanding" or record.expires_at <= now:
                 return Claim(won=False, record=record)
             claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
-                                          lease_expires_at=stored_lease(lease_until), decision=decision,
-                                          answered_by=answered_by)
+                                          lease_expires_at=stored_lease(lease_until),
+                                          decision=decision, answered_by=answered_by)
             self._db.pauses[jti] = claimed
             return Claim(won=True, record=claimed)
 
@@ -82,25 +83,25 @@ class MemoryLedger(MemoryPort):
 
     async def renew(self, jti: str, now: float, lease_until: float, *,
                     claimed_at: float | None = None) -> bool:
-        return self._db.update(jti, lambda r: r.status_at(now) == "claimed" and held(r, claimed_at),
+        return self._update(jti, lambda r: r.status_at(now) == "claimed" and held(r, claimed_at),
                             lease_expires_at=stored_lease(lease_until))
 
     async def release(self, jti: str, *, claimed_at: float | None = None) -> bool:
-        return self._db.update(jti, lambda r: r.status == "claimed" and held(r, claimed_at),
+        return self._update(jti, lambda r: r.status == "claimed" and held(r, claimed_at),
                             status="outstanding", claimed_at=None, lease_expires_at=None,
                             decision=None, answered_by=None)
 
     async def interrupt(self, jti: str, now: float, *, claimed_at: float | None = None) -> bool:
-        return self._db.update(jti, lambda r: r.status == "claimed" and held(r, claimed_at),
+        return self._update(jti, lambda r: r.status == "claimed" and held(r, claimed_at),
                             status="interrupted")
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
         async with self._db.lock:
-            record = self._db.finishable(finish)
+            record = self._finishable(finish)
             if tail is not None:
                 self._db.check_tail(tail)
                 self._db.apply_tail(tail)
-            self._db.record_finish(finish, record)
+            self._record_finish(finish, record)
 
     async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
                      limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:
@@ -127,15 +128,43 @@ class MemoryLedger(MemoryPort):
                    and r.expires_at > now for r in self._db.pauses.values())
 
     async def revoke(self, jti: str, now: float) -> bool:
-        return self._db.update(jti, lambda r: r.status == "outstanding", status="revoked",
+        return self._update(jti, lambda r: r.status == "outstanding", status="revoked",
                             finished_at=now)
 
     async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
         expired = lapsed = 0
         for record in list(self._db.pauses.values()):
             if record.status == "outstanding" and record.expires_at <= now and expired < limit:
-                expired += self._db.update(record.jti, lambda r: True, status="expired")
+                expired += self._update(record.jti, lambda r: True, status="expired")
             elif (record.status == "claimed" and record.status_at(now) == "interrupted"
                   and lapsed < limit):
-                lapsed += self._db.update(record.jti, lambda r: True, status="interrupted")
+                lapsed += self._update(record.jti, lambda r: True, status="interrupted")
         return expired + lapsed
+
+    def _update(self, jti: str, when: Callable[[PauseRecord], bool], **changes: Any) -> bool:
+        """Change a row if ``when`` holds; no await inside, so no other task sees it half-done."""
+        record = self._db.pauses.get(jti)
+        if record is None or not when(record):
+            return False
+        self._db.pauses[jti] = dataclasses.replace(record, **changes)
+        return True
+
+    def _finishable(self, finish: Finish) -> PauseRecord:
+        record = self._db.pauses.get(finish.jti)
+        if record is None or record.status != "claimed" or not held(record, finish.claimed_at):
+            raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
+        return record
+
+    def _record_finish(self, finish: Finish, record: PauseRecord) -> None:
+        self._db.pauses[finish.jti] = dataclasses.replace(
+            record, status=finish.status, finished_at=finish.finished_at, outcome=finish.outcome)
+
+
+def held(record: PauseRecord, claimed_at: float | None) -> bool:
+    """As :data:`symfonic.stores.sql.HELD`: the claim made at ``claimed_at`` (any, when None)."""
+    return claimed_at is None or record.claimed_at == claimed_at
+
+
+def stored_lease(lease_until: float) -> float | None:
+    """As the SQL stores keep it: no expiry (None) for a lease that never lapses."""
+    return None if lease_until == FOREVER else lease_until

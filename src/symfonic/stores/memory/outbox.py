@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 from symfonic.kernel.scope import Scope
 from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
-from symfonic.stores.memory.database import MemoryPort, pending
+from symfonic.stores.memory.database import MemoryPort
 
 
 class MemoryOutbox(MemoryPort):
@@ -22,17 +24,17 @@ class MemoryOutbox(MemoryPort):
         return sorted(claimed, key=lambda e: (e.notification.created_at, e.notification.id))
 
     async def delivered(self, id: str, now: float) -> bool:
-        return self._db.change_entry(id, lambda e: e.delivered_at is None, delivered_at=now,
+        return self._change_entry(id, lambda e: e.delivered_at is None, delivered_at=now,
                                   failed_at=None)
 
     async def retry_later(self, id: str, now: float, next_attempt_at: float, error: str, *,
                           attempts: int | None = None) -> bool:
         counted = {} if attempts is None else {"attempts": attempts}
-        return self._db.change_entry(id, pending, next_attempt_at=next_attempt_at, last_error=error,
+        return self._change_entry(id, pending, next_attempt_at=next_attempt_at, last_error=error,
                                   **counted)
 
     async def give_up(self, id: str, now: float, error: str) -> bool:
-        return self._db.change_entry(id, pending, failed_at=now, last_error=error)
+        return self._change_entry(id, pending, failed_at=now, last_error=error)
 
     async def failed(self, scope: Scope | None = None, limit: int = 100) -> list[OutboxEntry]:
         rows = [e for e in self._db.outbox.values() if e.failed_at is not None
@@ -40,7 +42,7 @@ class MemoryOutbox(MemoryPort):
         return sorted(rows, key=lambda e: (e.failed_at or 0.0, e.notification.id))[:limit]
 
     async def retry(self, id: str, now: float) -> bool:
-        return self._db.change_entry(id, lambda e: e.failed_at is not None, failed_at=None,
+        return self._change_entry(id, lambda e: e.failed_at is not None, failed_at=None,
                                   attempts=0, next_attempt_at=now)
 
     async def prune(self, delivered_before: float, limit: int = 1000) -> int:
@@ -49,3 +51,14 @@ class MemoryOutbox(MemoryPort):
         for id in old:
             del self._db.outbox[id]
         return len(old)
+
+    def _change_entry(self, id: str, when: Callable[[OutboxEntry], bool], **changes: Any) -> bool:
+        entry = self._db.outbox.get(id)
+        if entry is None or not when(entry):
+            return False
+        self._db.outbox[id] = dataclasses.replace(entry, **changes)
+        return True
+
+
+def pending(entry: OutboxEntry) -> bool:
+    return entry.delivered_at is None and entry.failed_at is None

@@ -113,6 +113,7 @@ class SQLiteLedger(SQLitePort):
         return await self._write(lambda c: c.execute(sql.SWEEP, (now, limit)).rowcount
                                  + c.execute(sql.SWEEP_LEASES, (now, limit)).rowcount)
 
+
 def finish_claimed(conn: sqlite3.Connection, finish: Finish) -> None:
     changed = conn.execute(sql.FINISH, (finish.status, finish.finished_at,
                                         sql.dump_json(finish.outcome), finish.jti,

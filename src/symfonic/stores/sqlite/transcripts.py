@@ -45,7 +45,10 @@ class SQLiteCheckpoints(SQLitePort):
                                                    (checkpoint_id,)).fetchone())
         return None if row is None else sql.turn_state_of(row[0])
 
+
 def append_tail(conn: sqlite3.Connection, tail: TranscriptTail) -> None:
+    """In ``conn``'s transaction: ``tail``'s messages at the position it expects, or
+    :class:`TranscriptConflict` (the ledger's pause and outcome writes append through it too)."""
     if not tail.messages:
         return
     have = conn.execute(sql.NEXT_SEQ, (tail.scope.key, tail.session_id)).fetchone()[0]
@@ -53,4 +56,3 @@ def append_tail(conn: sqlite3.Connection, tail: TranscriptTail) -> None:
         raise TranscriptConflict(f"session {tail.session_id!r} holds {have} messages; the "
                                  f"append expected {tail.start}")
     conn.executemany(sql.INSERT_MESSAGE, sql.message_rows(tail))
-
