@@ -12,9 +12,9 @@ from collections.abc import Mapping
 import pytest
 
 from symfonic.services.outbox import Notification, Outbox
-from symfonic.services.tasks import TASK_STATUS
 from symfonic.stores.memory import MemoryStore
 from symfonic.testing.pauses import ACME, NOW, pause_issue
+from symfonic.transports.a2a.tasks import TASK_STATUS
 from symfonic.transports.http.server import webhook_config
 from symfonic.transports.webhooks import WebhookConfig
 from symfonic.transports.webhooks.delivering import Target

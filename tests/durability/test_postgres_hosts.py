@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from symfonic.stores import sql
+from symfonic.stores import schema
 from tests.durability.harness import (
     Children,
     count_results,
@@ -110,7 +110,7 @@ async def test_eight_hosts_opening_an_empty_database_at_once_migrate_it_once(
                for host in hosts), [host.stderr() for host in hosts]
 
     versions = await (await admin.execute("SELECT version FROM symfonic_schema")).fetchall()
-    assert versions == [(len(sql.MIGRATIONS),)]
+    assert versions == [(len(schema.MIGRATIONS),)]
     tables = await (await admin.execute(
         "SELECT tablename FROM pg_tables WHERE tablename LIKE 'symfonic%'")).fetchall()
     assert sorted(str(name) for (name,) in tables) == sorted(TABLES)

@@ -14,7 +14,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from symfonic.services.conversation import CheckpointService, SessionService, TranscriptService
 from symfonic.services.ledger import PauseLedger
 from symfonic.services.outbox import Outbox
-from symfonic.services.tasks import TaskStore
 
 DEFAULT_URL = "sqlite:///.symfonic/symfonic.db"
 URL_VARIABLE = "SYMFONIC_DATABASE_URL"
@@ -23,8 +22,9 @@ URL_VARIABLE = "SYMFONIC_DATABASE_URL"
 class Store(Protocol):
     """The core's ports over one database, one small object each, so that a pause (and its
     notifications) commits once. Each adapter composes them over one shared database object
-    (:attr:`database`), which owns the connections and the transaction; the HTTP transport keeps
-    its API keys and sign-ins over that same object."""
+    (:attr:`database`), which owns the connections and the transaction; the transports keep their
+    own ports over that same object (the HTTP transport its API keys and sign-ins, the A2A
+    transport its tasks)."""
 
     @property
     def transcripts(self) -> TranscriptService: ...
@@ -37,9 +37,6 @@ class Store(Protocol):
 
     @property
     def outbox(self) -> Outbox: ...
-
-    @property
-    def tasks(self) -> TaskStore: ...
 
     @property
     def database(self) -> object:

@@ -12,7 +12,6 @@ from symfonic.kernel.messages import Message
 from symfonic.services.conversation import TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.outbox import Notification, OutboxEntry
-from symfonic.services.tasks import PushConfigRecord, TaskRecord
 from symfonic.services.turn_state import TurnState
 
 
@@ -26,8 +25,8 @@ class MemoryDatabase:
         self.states: dict[str, TurnState] = {}
         self.pauses: dict[str, PauseRecord] = {}
         self.outbox: dict[str, OutboxEntry] = {}
-        self.tasks: dict[str, TaskRecord] = {}
-        self.push: dict[tuple[str, str], PushConfigRecord] = {}
+        self.listeners: set[tuple[str, str, str, str]] = set()
+        """(scope key, session, topic, listener): :mod:`symfonic.services.listeners`."""
 
     def enqueue(self, notification: Notification) -> None:
         self.outbox[notification.id] = OutboxEntry(

@@ -19,12 +19,8 @@ from symfonic.services.ledger import (
     PauseIssue,
     PauseRecord,
 )
+from symfonic.services.listeners import pause_announcement
 from symfonic.services.outbox import Notification
-from symfonic.services.tasks import (
-    FINAL_TASK_STATES,
-    TASK_STATUS,
-    pause_status_payload,
-)
 from symfonic.stores.memory.database import MemoryPort
 
 
@@ -46,13 +42,11 @@ class MemoryLedger(MemoryPort):
             if issue.finishes and finishing:
                 self._record_finish(issue.finishes, finishing)
             record = issue.record
-            listened = any(c.scope == record.scope and c.context_id == record.session_id
-                           and self._db.tasks[c.task_id].state not in FINAL_TASK_STATES
-                           for c in self._db.push.values() if c.task_id in self._db.tasks)
-            announced = (Notification(
-                id=uuid.uuid4().hex, topic=TASK_STATUS, scope=record.scope,
-                created_at=record.issued_at, payload=pause_status_payload(
-                    record.jti, record.session_id, record.pin.partition("@")[0])),) if listened else ()
+            topics = sorted({topic for scope, session, topic, _ in self._db.listeners
+                             if scope == record.scope.key and session == record.session_id})
+            announced = [Notification(id=uuid.uuid4().hex, topic=topic, scope=record.scope,
+                                      created_at=record.issued_at,
+                                      payload=pause_announcement(record)) for topic in topics]
             for notification in (*issue.notifications, *announced):
                 self._db.enqueue(notification)
 

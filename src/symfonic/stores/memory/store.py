@@ -6,7 +6,6 @@ from __future__ import annotations
 from symfonic.stores.memory.database import MemoryDatabase
 from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.stores.memory.outbox import MemoryOutbox
-from symfonic.stores.memory.tasks import MemoryTasks
 from symfonic.stores.memory.transcripts import MemoryCheckpoints, MemoryTranscripts
 
 
@@ -19,7 +18,6 @@ class MemoryStore:
         self.checkpoints = MemoryCheckpoints(self.database)
         self.ledger = MemoryLedger(self.database)
         self.outbox = MemoryOutbox(self.database)
-        self.tasks = MemoryTasks(self.database)
 
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""

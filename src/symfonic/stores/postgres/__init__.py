@@ -1,7 +1,7 @@
 """PostgreSQL: many hosts sharing one database (``pip install 'symfonic-runtime[postgres]'``).
 
-:class:`PostgresStore` composes one small class per port (transcripts and turn states, the pause
-ledger, the outbox, API keys, sign-ins, A2A tasks) over one :class:`PostgresDatabase`, which owns
+:class:`PostgresStore` composes one small class per core port (transcripts and turn states, the
+pause ledger, the outbox) over one :class:`PostgresDatabase`, which owns
 the pool, the deadlines and the one-round-trip transaction.
 """
 

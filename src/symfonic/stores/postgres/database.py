@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from symfonic.services.conversation import StoreError, StoreUnavailable
-from symfonic.stores import sql
+from symfonic.stores import schema, sql
 
 try:
     import psycopg
@@ -100,9 +100,9 @@ class PostgresDatabase:
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             found = await (await conn.execute("SELECT to_regclass('symfonic_schema')")).fetchone()
             if found is None or found[0] is None:
-                await conn.execute(sql.SCHEMA_TABLE)
-            row = await (await conn.execute(sql.SCHEMA_VERSION)).fetchone()
-            for statement, parameters in sql.migration_plan(row):
+                await conn.execute(schema.SCHEMA_TABLE)
+            row = await (await conn.execute(schema.SCHEMA_VERSION)).fetchone()
+            for statement, parameters in schema.migration_plan(row):
                 await conn.execute(sql.to_format_style(statement), parameters or None)
             await writes.install(conn)
 

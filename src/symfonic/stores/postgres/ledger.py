@@ -17,7 +17,7 @@ from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter,
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql
 from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
-from symfonic.stores.sql_tasks import announce_pause_pg
+from symfonic.stores.sql_listeners import announce_pause_pg
 
 SWEEPS = tuple(sql.to_format_style(s.replace(*sql.SKIP_LOCKED)) for s in (sql.SWEEP, sql.SWEEP_LEASES))
 
@@ -38,7 +38,7 @@ class PostgresLedger(PostgresPort):
                 async with conn.cursor() as cursor:
                     await cursor.executemany(S["INSERT_NOTIFICATION"],
                                              sql.notification_rows(issue.notifications))
-            await announce_pause_pg(conn, issue.record)  # to an A2A task's push configs, if any
+            await announce_pause_pg(conn, issue.record)  # to its session's listeners, if any
             return []
 
         await self._write(write)

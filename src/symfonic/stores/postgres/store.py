@@ -5,7 +5,6 @@ from __future__ import annotations
 from symfonic.stores.postgres.database import Connection, PostgresDatabase
 from symfonic.stores.postgres.ledger import PostgresLedger
 from symfonic.stores.postgres.outbox import PostgresOutbox
-from symfonic.stores.postgres.tasks import PostgresTasks
 from symfonic.stores.postgres.transcripts import PostgresCheckpoints, PostgresTranscripts
 
 try:
@@ -30,7 +29,6 @@ class PostgresStore:
         self.checkpoints = PostgresCheckpoints(database)
         self.ledger = PostgresLedger(database)
         self.outbox = PostgresOutbox(database)
-        self.tasks = PostgresTasks(database)
 
     @property
     def timeout(self) -> float:

@@ -1,7 +1,7 @@
 """SQLite: the embedded default. One file, WAL, one writer transaction per pause.
 
-:class:`SQLiteStore` composes one small class per port (transcripts and turn states, the pause
-ledger, the outbox, API keys, sign-ins, A2A tasks) over one :class:`SQLiteDatabase`, which owns
+:class:`SQLiteStore` composes one small class per core port (transcripts and turn states, the
+pause ledger, the outbox) over one :class:`SQLiteDatabase`, which owns
 the connections and the transaction, so a pause still commits its ledger row, turn state,
 transcript tail and notifications at once.
 """

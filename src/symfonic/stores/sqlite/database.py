@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from symfonic.services.conversation import StoreError
-from symfonic.stores import sql
+from symfonic.stores import schema
 from symfonic.stores.sqlite_writes import GroupedWrites, store_error
 
 T = TypeVar("T")
@@ -131,8 +131,8 @@ def _enter_wal(conn: sqlite3.Connection, patience: float) -> None:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    conn.execute(sql.SCHEMA_TABLE)
-    for statement, parameters in sql.migration_plan(conn.execute(sql.SCHEMA_VERSION).fetchone()):
+    conn.execute(schema.SCHEMA_TABLE)
+    for statement, parameters in schema.migration_plan(conn.execute(schema.SCHEMA_VERSION).fetchone()):
         conn.execute(statement, parameters)
 
 

@@ -22,7 +22,7 @@ from symfonic.services.ledger import (
     PauseRecord,
 )
 from symfonic.stores import sql
-from symfonic.stores.sql_tasks import announce_pause
+from symfonic.stores.sql_listeners import announce_pause
 from symfonic.stores.sqlite.database import SQLitePort
 from symfonic.stores.sqlite.transcripts import append_tail
 
@@ -41,7 +41,7 @@ class SQLiteLedger(SQLitePort):
                 finish_claimed(c, issue.finishes)
             if issue.notifications:
                 c.executemany(sql.INSERT_NOTIFICATION, sql.notification_rows(issue.notifications))
-            announce_pause(c, issue.record)  # to an A2A task's push configs, if any
+            announce_pause(c, issue.record)  # to its session's listeners, if any
 
         await self._write(write)
 

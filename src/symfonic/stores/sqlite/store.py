@@ -8,7 +8,6 @@ from typing import Any
 from symfonic.stores.sqlite.database import SQLiteDatabase, Synchronous
 from symfonic.stores.sqlite.ledger import SQLiteLedger
 from symfonic.stores.sqlite.outbox import SQLiteOutbox
-from symfonic.stores.sqlite.tasks import SQLiteTasks
 from symfonic.stores.sqlite.transcripts import SQLiteCheckpoints, SQLiteTranscripts
 
 
@@ -23,7 +22,6 @@ class SQLiteStore:
         self.checkpoints = SQLiteCheckpoints(self.database)
         self.ledger = SQLiteLedger(self.database)
         self.outbox = SQLiteOutbox(self.database)
-        self.tasks = SQLiteTasks(self.database)
 
     @property
     def path(self) -> Path:

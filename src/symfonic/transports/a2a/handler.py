@@ -58,11 +58,11 @@ from a2a.utils.errors import (
 from google.protobuf import json_format  # type: ignore[import-untyped]  # no stubs without types-protobuf
 
 from symfonic import Completed, Failed, Host, Paused, RunEvent, Scope, SymfonicError, ToolCallRequested
-from symfonic.services.tasks import TaskRecord, TaskStore
 from symfonic.transports.a2a.errors import a2a_error, unknown_task
 from symfonic.transports.a2a.listing import list_tasks
 from symfonic.transports.a2a.push import PushConfigs
 from symfonic.transports.a2a.runs import Run, Runs
+from symfonic.transports.a2a.tasks import TaskRecord, TaskStore
 from symfonic.transports.a2a.views import (
     STATES,
     TaskView,

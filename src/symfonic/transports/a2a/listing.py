@@ -16,7 +16,7 @@ from a2a.types import ListTasksRequest, ListTasksResponse, TaskState
 from a2a.utils.errors import InvalidParamsError
 
 from symfonic import Host, Scope
-from symfonic.services.tasks import TaskPage
+from symfonic.transports.a2a.tasks import TaskPage
 from symfonic.transports.a2a.views import STATES, task_proto, task_store, view_of
 
 DEFAULT_PAGE = 50

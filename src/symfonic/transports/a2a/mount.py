@@ -34,13 +34,13 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from symfonic import Host
-from symfonic.services.tasks import TASK_STATUS
 from symfonic.transports.a2a.bodies import StrictBodies, quiet_sdk_refusals
 from symfonic.transports.a2a.card import card_response
 from symfonic.transports.a2a.handler import KEY, SymfonicRequestHandler
 from symfonic.transports.a2a.integers import IntegralNumbers
 from symfonic.transports.a2a.push import PushConfigs, push_router
 from symfonic.transports.a2a.runs import Runs
+from symfonic.transports.a2a.tasks import TASK_STATUS
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.webhooks.outbound import PUBLIC_ONLY
 from symfonic.transports.webhooks.sender import WebhookSender

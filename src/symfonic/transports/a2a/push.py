@@ -1,13 +1,14 @@
 """A2A push notifications: a task's push configs, and the POSTs its changes of state become.
 
 A push is never sent from memory. A change of state writes its notification to the outbox in
-the change's own transaction (topic :data:`~symfonic.services.tasks.TASK_STATUS`; see
-:mod:`symfonic.services.tasks` for which changes, and why a pause's is written by the store), and
-the webhook sender (:mod:`symfonic.transports.webhooks.sender`), in this process or any other on
-the database, delivers it through :func:`push_router`: at least once, with the outbox id as the
-delivery id, signed with the webhook secret like a webhook, retried with backoff while the
-receiver is down, given up (and listed by ``symfonic webhooks failed``) after the sender's
-attempts. So a state change survives a restart, and a receiver that was down gets it later.
+the change's own transaction (topic :data:`~symfonic.transports.a2a.tasks.TASK_STATUS`; see
+:mod:`symfonic.transports.a2a.tasks` for which changes, and how a pause announces itself to the
+task listening to its session), and the webhook sender (:mod:`symfonic.transports.webhooks.sender`),
+in this process or any other on the database, delivers it through :func:`push_router`: at least
+once, with the outbox id as the delivery id, signed with the webhook secret like a webhook,
+retried with backoff while the receiver is down, given up (and listed by ``symfonic webhooks
+failed``) after the sender's attempts. So a state change survives a restart, and a receiver that
+was down gets it later.
 
 What is POSTed is what the SDK's own push sender sends, a ``StreamResponse`` as JSON whose
 ``statusUpdate`` is the task's id, context and status (the question, for ``input-required``; the
@@ -44,7 +45,13 @@ from google.protobuf import json_format  # type: ignore[import-untyped]  # no st
 from symfonic import Host
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.services.outbox import Notification
-from symfonic.services.tasks import FINAL_TASK_STATES, PushConfigRecord, TaskRecord, TaskStore
+from symfonic.transports.a2a.tasks import (
+    FINAL_TASK_STATES,
+    PushConfigRecord,
+    TaskRecord,
+    TaskState,
+    TaskStore,
+)
 from symfonic.transports.a2a.views import STATES, TaskView, status_message, task_store
 from symfonic.transports.webhooks.delivering import Router, Target
 from symfonic.transports.webhooks.outbound import PUBLIC_ONLY, OutboundPolicy, OutboundRefused
@@ -156,9 +163,11 @@ async def _task_of(store: TaskStore, notification: Notification) -> TaskRecord |
 
 
 async def _document(host: Host, task: TaskRecord, notification: Notification) -> dict[str, Any]:
-    state = notification.payload["state"]
+    # A pause's announcement (:mod:`symfonic.services.listeners`) names its pause, not a state.
+    paused = "pause_id" in notification.payload
+    state: TaskState = "input-required" if paused else notification.payload["state"]
     ticket: LedgerTicket | None = None
-    if "pause_id" in notification.payload:
+    if paused:
         # The question as it was asked; never a token (the receiver is not who answers).
         ticket = await host.continuation.pause_ticket(
             notification.payload["pause_id"], notification.scope, as_of=notification.created_at)

@@ -1,6 +1,6 @@
 """What an A2A task is, read from symfonic's records, and the protocol shapes it is shown in.
 
-A task's state is read, not remembered: the task row (:mod:`symfonic.services.tasks`) says which
+A task's state is read, not remembered: the task row (:mod:`symfonic.transports.a2a.tasks`) says which
 pause the task waits on, and the ledger says what became of that pause, wherever it was answered.
 So a task answered on another host, or revoked from the CLI, reads right here, and the row
 catches up as it is read:
@@ -38,8 +38,8 @@ from google.protobuf import json_format, struct_pb2  # type: ignore[import-untyp
 
 from symfonic import Host, Message, PauseExpired, PauseRevoked, Scope
 from symfonic.platform.tickets import LedgerTicket
-from symfonic.services.tasks import FINAL_TASK_STATES, TaskRecord, TaskStore
-from symfonic.services.tasks import TaskState as State
+from symfonic.transports.a2a.tasks import FINAL_TASK_STATES, TaskRecord, TaskStore, tasks_of
+from symfonic.transports.a2a.tasks import TaskState as State
 
 STATES: dict[str, TaskState] = {
     "working": TaskState.TASK_STATE_WORKING, "input-required": TaskState.TASK_STATE_INPUT_REQUIRED,
@@ -65,9 +65,9 @@ class TaskView:
 
 
 async def task_store(host: Host) -> TaskStore:
-    """The one port of the host's store this transport owns: its tasks and push configs. Pauses
-    it reads through the host's public API only."""
-    return (await host.store()).tasks
+    """The one port this transport owns, over the host store's database: its tasks and push
+    configs. Pauses it reads through the host's public API only."""
+    return tasks_of(await host.store())
 
 
 async def view_of(host: Host, store: TaskStore, task: TaskRecord) -> TaskView:

@@ -8,11 +8,10 @@ once per database (the in-memory ones hold their records, so a second call must 
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from symfonic.stores.opening import Store
+from symfonic.stores.per_database import PerDatabase
 from symfonic.transports.http.accounts.keys import KeyRecord, KeyStore
 from symfonic.transports.http.accounts.sign_ins import SignIn, SignInStore
 
@@ -27,38 +26,25 @@ class Accounts:
     sign_ins: SignInStore
 
 
-_BUILT: weakref.WeakKeyDictionary[Any, Accounts] = weakref.WeakKeyDictionary()
+def _memory(database: Any) -> Accounts:
+    from symfonic.transports.http.accounts.memory import MemoryKeys, MemorySignIns
+
+    return Accounts(MemoryKeys(), MemorySignIns())
 
 
-def accounts_of(store: Store) -> Accounts:
-    """The HTTP transport's ports over ``store``'s database.
+def _sqlite(database: Any) -> Accounts:
+    from symfonic.transports.http.accounts.sqlite import SQLiteKeys, SQLiteSignIns
 
-    Raises:
-        TypeError: a store whose database this transport has no adapter for.
-    """
-    database = store.database
-    built = _BUILT.get(database)
-    if built is None:
-        built = _BUILT[database] = _build(database)
-    return built
+    return Accounts(SQLiteKeys(database), SQLiteSignIns(database))
 
 
-def _build(database: object) -> Accounts:
-    from symfonic.stores.memory import MemoryDatabase
-    from symfonic.stores.sqlite import SQLiteDatabase
+def _postgres(database: Any) -> Accounts:
+    from symfonic.transports.http.accounts.postgres import PostgresKeys, PostgresSignIns
 
-    if isinstance(database, SQLiteDatabase):
-        from symfonic.transports.http.accounts.sqlite import SQLiteKeys, SQLiteSignIns
+    return Accounts(PostgresKeys(database), PostgresSignIns(database))
 
-        return Accounts(SQLiteKeys(database), SQLiteSignIns(database))
-    if isinstance(database, MemoryDatabase):
-        from symfonic.transports.http.accounts.memory import MemoryKeys, MemorySignIns
 
-        return Accounts(MemoryKeys(), MemorySignIns())
-    if type(database).__module__.startswith("symfonic.stores.postgres"):  # psycopg: imported only then
-        from symfonic.stores.postgres import PostgresDatabase
-        from symfonic.transports.http.accounts.postgres import PostgresKeys, PostgresSignIns
-
-        if isinstance(database, PostgresDatabase):
-            return Accounts(PostgresKeys(database), PostgresSignIns(database))
-    raise TypeError(f"API keys and sign-ins have no adapter for {type(database).__name__}")
+accounts_of: PerDatabase[Accounts] = PerDatabase(
+    "API keys and sign-ins", {"memory": _memory, "sqlite": _sqlite, "postgres": _postgres})
+"""``accounts_of(store)``: the HTTP transport's ports over ``store``'s database
+(:class:`PerDatabase`); ``TypeError`` for a store whose backend it has no adapter for."""

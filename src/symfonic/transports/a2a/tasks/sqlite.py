@@ -1,5 +1,5 @@
-"""A2A tasks and push configs in SQLite (the A2A transport's port; its SQL is
-:mod:`symfonic.stores.sql_tasks`)."""
+"""A2A tasks and push configs in SQLite (:mod:`symfonic.transports.a2a.tasks`; its SQL is
+:mod:`symfonic.transports.a2a.tasks.sql`)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import sqlite3
 from typing import Any
 
 from symfonic.kernel.scope import Scope
-from symfonic.services.tasks import PushConfigRecord, TaskPage, TaskRecord, TaskState
-from symfonic.stores import sql_tasks
 from symfonic.stores.sqlite.database import SQLitePort
+from symfonic.transports.a2a.tasks import sql as sql_tasks
+from symfonic.transports.a2a.tasks.port import PushConfigRecord, TaskPage, TaskRecord, TaskState
 
 
 class SQLiteTasks(SQLitePort):
-    """A2A tasks and their push configs; a change of state is announced in its own transaction."""
+    """A2A tasks and their push configs; a change of state is announced, and the task's session
+    listener kept, in the change's own transaction."""
 
     async def add_task(self, task: TaskRecord) -> bool:
         return await self._changed(sql_tasks.INSERT_TASK, sql_tasks.task_row(task))
@@ -28,8 +29,11 @@ class SQLiteTasks(SQLitePort):
         def write(c: sqlite3.Connection) -> bool:
             if sql_tasks.announces(state):
                 c.execute(sql_tasks.ANNOUNCE_CHANGE, sql_tasks.change_parameters(task_id, state, now))
-            return c.execute(sql_tasks.UPDATE_TASK, sql_tasks.update_parameters(task_id, state, now, pause_id,
-                                                            result)).rowcount == 1
+            changed: bool = c.execute(sql_tasks.UPDATE_TASK, sql_tasks.update_parameters(
+                task_id, state, now, pause_id, result)).rowcount == 1
+            if sql_tasks.ends(state):
+                c.execute(sql_tasks.UNLISTEN, sql_tasks.listen_parameters(task_id))
+            return changed
 
         return await self._write(write)
 
@@ -41,7 +45,11 @@ class SQLiteTasks(SQLitePort):
                 await self._read(lambda c: c.execute(statement, parameters).fetchall())]
 
     async def put_push_config(self, config: PushConfigRecord) -> None:
-        await self._changed(sql_tasks.PUT_PUSH, sql_tasks.push_row(config))
+        def write(c: sqlite3.Connection) -> None:
+            c.execute(sql_tasks.PUT_PUSH, sql_tasks.push_row(config))
+            c.execute(sql_tasks.LISTEN, sql_tasks.listen_parameters(config.task_id))
+
+        await self._write(write)
 
     async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
         row = await self._read(lambda c: c.execute(sql_tasks.GET_PUSH, (task_id, config_id)).fetchone())
@@ -52,4 +60,9 @@ class SQLiteTasks(SQLitePort):
                 await self._read(lambda c: c.execute(sql_tasks.LIST_PUSH, (task_id,)).fetchall())]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
-        return await self._changed(sql_tasks.DELETE_PUSH, (task_id, config_id))
+        def write(c: sqlite3.Connection) -> bool:
+            deleted: bool = c.execute(sql_tasks.DELETE_PUSH, (task_id, config_id)).rowcount == 1
+            c.execute(sql_tasks.UNLISTEN_UNHEARD, sql_tasks.unheard_parameters(task_id))
+            return deleted
+
+        return await self._write(write)

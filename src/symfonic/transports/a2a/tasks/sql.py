@@ -1,11 +1,12 @@
-"""The SQL of the A2A task port (:mod:`symfonic.services.tasks`), shared by both relational
-adapters, and the adapters' methods themselves as mixins over each adapter's plumbing (the
-adapters' modules stay within their size, and the port's code in one place).
+"""The SQL of the A2A task port (:mod:`symfonic.transports.a2a.tasks`), shared by both relational
+adapters, with its row mapping.
 
-The tasks table is migration 7 of :data:`symfonic.stores.sql.MIGRATIONS`, push configs migration 8.
-The announcements of the port (see :mod:`symfonic.services.tasks`) are ``INSERT ... SELECT``
-statements that write an outbox row only when a push config exists: one statement, run in the
-transaction of the change, that costs an index read and writes nothing when nobody listens.
+The tasks table is migration 7 of :data:`symfonic.stores.schema.MIGRATIONS`, push configs
+migration 8, the session listeners migration 10. A change of state is announced by an
+``INSERT ... SELECT`` that writes an outbox row only when the task has a push config: one
+statement, run in the transaction of the change, that costs an index read and writes nothing when
+nobody listens. The session listener that lets a pause announce itself is kept by the statements
+that change what it depends on (a config added or removed, a task ended), in their transactions.
 """
 
 from __future__ import annotations
@@ -13,28 +14,20 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError
-from symfonic.services.ledger import PauseRecord
-from symfonic.services.tasks import (
+from symfonic.stores.sql import dump_json, to_format_style
+from symfonic.transports.a2a.tasks.port import (
+    FINAL_TASK_STATES,
     TASK_STATUS,
     PushConfigRecord,
     TaskPage,
     TaskRecord,
     TaskState,
-    pause_status_payload,
     task_status_payload,
 )
-from symfonic.stores.sql import dump_json, to_format_style
-
-if TYPE_CHECKING:
-    import sqlite3
-
-    from psycopg import AsyncConnection
-
-T = TypeVar("T")
 
 TASK_COLUMNS = "id, scope, agent, context_id, state, pause_id, result, created_at, updated_at"
 INSERT_TASK = (f"INSERT INTO symfonic_a2a_tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -55,11 +48,15 @@ ANNOUNCE_CHANGE = (f"{_OUTBOX} SELECT ?, ?, t.scope, ?, ?, 0, ? FROM symfonic_a2
                    "symfonic_a2a_push_configs p WHERE p.task_id = t.id)")
 """A task's change of state, announced when it has a push config; run before the update, in its
 transaction, since it reads the state being left (parameters: :func:`change_parameters`)."""
-ANNOUNCE_PAUSE = (f"{_OUTBOX} SELECT ?, ?, ?, ?, ?, 0, ? WHERE EXISTS (SELECT 1 FROM "
-                  "symfonic_a2a_push_configs p JOIN symfonic_a2a_tasks t ON t.id = p.task_id "
-                  f"WHERE p.scope = ? AND p.context_id = ? AND t.{_LIVE})")
-"""A pause, announced to its session's live task when that has a push config; run in the pause's
-transaction (parameters: :func:`pause_parameters`)."""
+LISTEN = ("INSERT INTO symfonic_session_listeners (scope, session_id, topic, listener) "
+          f"SELECT t.scope, t.context_id, ?, t.id FROM symfonic_a2a_tasks t WHERE t.id = ? AND t.{_LIVE} "
+          "ON CONFLICT DO NOTHING")
+"""With a push config: a live task listens to its session's pauses (parameters: topic, task)."""
+UNLISTEN = "DELETE FROM symfonic_session_listeners WHERE topic = ? AND listener = ?"
+"""When a task ends: it no longer listens (parameters: topic, task)."""
+UNLISTEN_UNHEARD = (f"{UNLISTEN} AND NOT EXISTS (SELECT 1 FROM symfonic_a2a_push_configs p "
+                    "WHERE p.task_id = ?)")
+"""After a config is removed: the task stops listening if it was its last (topic, task, task)."""
 PUSH_COLUMNS = "task_id, id, scope, context_id, url, token, authentication, created_at"
 PUT_PUSH = (f"INSERT INTO symfonic_a2a_push_configs ({PUSH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token, "
@@ -69,8 +66,8 @@ LIST_PUSH = (f"SELECT {PUSH_COLUMNS} FROM symfonic_a2a_push_configs WHERE task_i
              "ORDER BY created_at, id")
 DELETE_PUSH = "DELETE FROM symfonic_a2a_push_configs WHERE task_id = ? AND id = ?"
 STATEMENTS = ("INSERT_TASK", "GET_TASK", "UPDATE_TASK", "LIST_TASKS", "LIST_CONTEXT_TASKS",
-              "ANNOUNCE_CHANGE", "ANNOUNCE_PAUSE", "PUT_PUSH", "GET_PUSH", "LIST_PUSH",
-              "DELETE_PUSH")
+              "ANNOUNCE_CHANGE", "LISTEN", "UNLISTEN", "UNLISTEN_UNHEARD", "PUT_PUSH", "GET_PUSH",
+              "LIST_PUSH", "DELETE_PUSH")
 
 
 def task_row(task: TaskRecord) -> tuple[Any, ...]:
@@ -110,10 +107,17 @@ def announces(state: TaskState) -> bool:
     return state != "input-required"
 
 
-def pause_parameters(record: PauseRecord) -> tuple[Any, ...]:
-    payload = pause_status_payload(record.jti, record.session_id, record.pin.partition("@")[0])
-    return (uuid.uuid4().hex, TASK_STATUS, record.scope.key, dump_json(payload), record.issued_at,
-            record.issued_at, record.scope.key, record.session_id)
+def listen_parameters(task_id: str) -> tuple[str, str]:
+    return (TASK_STATUS, task_id)
+
+
+def unheard_parameters(task_id: str) -> tuple[str, str, str]:
+    return (TASK_STATUS, task_id, task_id)
+
+
+def ends(state: TaskState) -> bool:
+    """Whether an update to ``state`` ends the task, and with it its listening."""
+    return state in FINAL_TASK_STATES
 
 
 def push_row(config: PushConfigRecord) -> tuple[Any, ...]:
@@ -147,15 +151,4 @@ def list_statement(scope: Scope, agent: str, context_id: str | None, limit: int,
     return "LIST_CONTEXT_TASKS", (scope.key, agent, context_id, *page)
 
 
-def announce_pause(conn: sqlite3.Connection, record: PauseRecord) -> None:
-    """In a pause's SQLite transaction: announce it to its session's task, if one listens."""
-    conn.execute(ANNOUNCE_PAUSE, pause_parameters(record))
-
-
 POSTGRES = {name: to_format_style(globals()[name]) for name in STATEMENTS}
-
-
-async def announce_pause_pg(conn: AsyncConnection[Any], record: PauseRecord) -> None:
-    """In a pause's PostgreSQL transaction (pipelined): announce it to its session's task, if
-    one listens."""
-    await conn.execute(POSTGRES["ANNOUNCE_PAUSE"], pause_parameters(record))

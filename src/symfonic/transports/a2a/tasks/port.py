@@ -1,34 +1,4 @@
-"""The A2A task port: which protocol task stands for which turn, in which tenant.
-
-A2A names a conversation's unit of work a *task*, with its own id, and asks a server to answer
-``tasks/get`` for it long after it ended. symfonic's own records are turns and pauses: the ledger
-knows whether a pause is outstanding, answered, revoked or expired, and that stays the authority.
-A :class:`TaskRecord` only adds what the ledger cannot know: the task id a client holds, the
-tenant and agent it belongs to, the session (A2A's ``contextId``) it runs in, the pause it waits
-on, and how a turn that never paused ended. So a task whose row says ``working`` while its pause
-was answered elsewhere is read through the ledger, and the row catches up; a row in a final state
-(``completed``, ``failed``, ``canceled``) never changes again.
-
-A task may carry *push configs* (A2A's push notifications): URLs to which its state changes are
-POSTed. The announcements go through the outbox (:mod:`symfonic.services.outbox`, topic
-:data:`TASK_STATUS`), written in the transaction of the change they announce, never from memory:
-
-- a pause in a session whose live (not final) task has a push config writes an ``input-required``
-  notification in the pause's own commit (``PauseLedger.issue``): the store, not the transport,
-  knows in that transaction whether anyone listens, so the pause needs to know nothing of A2A;
-- :meth:`TaskStore.update_task` writes one with the task's change of state, in its commit, when
-  the task has a push config (``input-required`` excepted: its pause announced it).
-
-Why this port is the core's although only the A2A transport uses it (API keys and sign-ins
-moved to the HTTP transport): the pause's announcement above commits in the pause's transaction,
-in whichever process makes the pause, a worker or a server without A2A mounted included. The
-ledger must therefore see the push configs from below the transports. Moving the port out needs
-a transport-neutral table of session listeners that the ledger reads instead; until then it
-stays here, and the A2A transport alone reaches it (``symfonic.transports.a2a.views.task_store``).
-
-The methods carry ``task`` in their names, from the days when one store class implemented every
-port.
-"""
+"""The A2A task port's records and protocol (the package docstring tells the contract)."""
 
 from __future__ import annotations
 
@@ -36,9 +6,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from symfonic.kernel.scope import Scope
-
-__all__ = ["FINAL_TASK_STATES", "TASK_STATUS", "PushConfigRecord", "TaskPage", "TaskRecord",
-           "TaskState", "TaskStore", "pause_status_payload", "task_status_payload"]
 
 TaskState = Literal["working", "input-required", "completed", "failed", "canceled"]
 FINAL_TASK_STATES: frozenset[str] = frozenset({"completed", "failed", "canceled"})
@@ -108,13 +75,6 @@ class PushConfigRecord:
 def task_status_payload(task_id: str, state: TaskState) -> dict[str, Any]:
     """The outbox payload of a task's change of state (:meth:`TaskStore.update_task`)."""
     return {"task_id": task_id, "state": state}
-
-
-def pause_status_payload(pause_id: str, session_id: str, agent: str) -> dict[str, Any]:
-    """The outbox payload of a pause announced to its session's task: the task is found at
-    delivery (the pause is written before the transport records which task it belongs to)."""
-    return {"pause_id": pause_id, "session_id": session_id, "agent": agent,
-            "state": "input-required"}
 
 
 class TaskStore(Protocol):
