@@ -33,6 +33,7 @@ from symfonic.kernel.events import (
 from symfonic.kernel.interrupts import InvocationPaused, PendingInterrupt
 from symfonic.kernel.messages import Message, ModelReply, ToolCall, Usage
 from symfonic.kernel.model import Model, ModelError, ModelProtocolError, OutputInvalid
+from symfonic.kernel.people import Person
 from symfonic.kernel.plan import DuplicateToolName
 from symfonic.kernel.runner import RoundLimitExceeded, TurnTimedOut
 from symfonic.kernel.scope import Scope
@@ -113,6 +114,7 @@ __all__ = [
     "PauseTicket",
     "Paused",
     "PendingInterrupt",
+    "Person",
     "ProviderError",
     "RecoveryRefused",
     "RoundLimitExceeded",

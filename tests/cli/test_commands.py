@@ -3,6 +3,7 @@ SQLite file."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from datetime import datetime
@@ -99,6 +100,31 @@ def test_api_keys_are_made_listed_and_removed(tmp_path: Path) -> None:
     assert symfonic(tmp_path, "keys", "list", "--tenant", "globex").stdout.strip() == ""
     refused(symfonic(tmp_path, "keys", "add", "--tenant", "acme", "--permission", "root",
                      check=False), 2, "unknown permissions")
+
+
+@pytest.mark.e2e
+def test_a_key_may_act_as_a_person(tmp_path: Path) -> None:
+    key = symfonic(tmp_path, "keys", "add", "--tenant", "acme", "--person", "ada",
+                   "--name", "Ada Lovelace", "--email", "ada@example.com",
+                   "--groups", "finance, support,").stdout.strip()
+    service = symfonic(tmp_path, "keys", "add", "--tenant", "acme").stdout.strip()
+    listed = symfonic(tmp_path, "keys", "list").stdout.splitlines()
+    [ada] = [line for line in listed if key.split("_")[1] in line]
+    [machine] = [line for line in listed if service.split("_")[1] in line]
+    assert "person=ada (Ada Lovelace) groups=finance,support" in ada
+    assert "service" in machine and "person=" not in machine
+    with sqlite3.connect(tmp_path / ".symfonic" / "symfonic.db") as db:
+        [(stored,)] = db.execute("SELECT person FROM symfonic_api_keys WHERE id = ?",
+                                 (key.split("_")[1],)).fetchall()
+    assert json.loads(stored) == {"id": "ada", "name": "Ada Lovelace", "email": "ada@example.com",
+                                  "groups": ["finance", "support"]}
+    refused(symfonic(tmp_path, "keys", "add", "--tenant", "acme", "--person", "ada lovelace",
+                     check=False), 2, "invalid person id")
+    refused(symfonic(tmp_path, "keys", "add", "--tenant", "acme", "--groups", "finance",
+                     check=False), 2, "give --person too")
+    refused(symfonic(tmp_path, "keys", "add", "--tenant", "acme", "--person", "bob",
+                     "--groups", "fin ance", check=False), 2, "invalid group names")
+    assert len(symfonic(tmp_path, "keys", "list").stdout.splitlines()) == 2  # refusals wrote nothing
 
 
 @pytest.mark.e2e

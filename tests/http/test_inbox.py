@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from symfonic import Person
 from symfonic.examples.support import support_agent
 from symfonic.transports.http.server import DEVELOPMENT_LABEL
 from tests.support.agents import desk_agent, refund_lines
@@ -239,3 +240,21 @@ async def test_who_answered_reads_as_the_keys_label_and_its_id_stays_for_an_audi
     assert desk.url not in answered
     row = (await browser_like.get("/inbox")).text.split('class="decision-row"')[1]
     assert ">development key</strong>" in row.split("</li>")[0]
+
+
+async def test_an_answer_given_with_a_persons_key_reads_as_that_person(
+        browser_like: httpx.AsyncClient, desk: LiveServer) -> None:
+    """The API stores the key's id, as for every key; a person reads the person it acts as."""
+    ada = Person(id="ada", name="Ada Lovelace", groups=frozenset({"finance"}))
+    desk.secrets["ada"] = desk.keys.issue("acme", label="laptop", person=ada)
+    record = desk.keys.authenticate(desk.secrets["ada"])
+    assert record is not None and record.person == ada
+    token = await paused_run(browser_like, desk)
+    answered = await browser_like.post(f"/v1/pauses/{token}/resume",
+                                       json={"answer": {"approved": True}}, headers=desk.auth("ada"))
+    assert answered.status_code == 200, answered.text
+    await sign_in(browser_like, desk)
+    page = (await browser_like.get(f"/inbox/pauses/{token}")).text
+    meta = page.split('<p class="meta answered">')[1].split("</p>")[0]
+    assert f'data-key-id="{record.id}"' in meta and ">Ada Lovelace</strong>" in meta
+    assert "laptop" not in meta

@@ -26,6 +26,7 @@ from symfonic.cli.common import (
 )
 from symfonic.cli.exits import EPILOG, Exit, fail
 from symfonic.cli.turns import scope_of
+from symfonic.kernel.people import Person, groups_from
 from symfonic.platform.host import Host
 
 if TYPE_CHECKING:  # the HTTP extra: imported only when keys are handled
@@ -71,11 +72,23 @@ def keys_add(tenant: Annotated[str, typer.Option("--tenant", help="The tenant th
              permission: Annotated[list[str] | None, typer.Option(
                  "--permission", help="runs, pauses:read or pauses:answer; repeat (default: all).")] = None,
              label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
+             person: Annotated[str | None, typer.Option(
+                 "--person", help="The id of the person the key acts as (default: none, a "
+                                  "service key).")] = None,
+             name: Annotated[str, typer.Option(help="The person's display name.")] = "",
+             email: Annotated[str, typer.Option(help="The person's email.")] = "",
+             groups: Annotated[str, typer.Option(
+                 help="The person's groups, comma-separated: finance,support.")] = "",
              app_target: AppOption = None, url: UrlOption = None) -> None:
     """Make an API key for TENANT and print it: the only time it is shown (only its hash is kept,
-    in the store; running servers accept it within a second)."""
+    in the store; running servers accept it within a second). With --person, whoever holds it
+    answers as that person; without, it is a service key."""
     try:
-        key, record = _auth().new_key(tenant, label=label,
+        if person is None and (name or email or groups):
+            raise ValueError("--name, --email and --groups describe a person: give --person too")
+        who = None if person is None else Person(id=person, name=name, email=email,
+                                                  groups=groups_from(groups))
+        key, record = _auth().new_key(tenant, label=label, person=who,
                                       **({"permissions": permission} if permission else {}))
     except ValueError as refused:
         fail(Exit.USAGE, str(refused))
@@ -99,10 +112,18 @@ def keys_list(tenant: Annotated[str | None, typer.Option(
 
     for key in act(work, app_target, url):
         revoked = "" if key.revoked_at is None else f"  [red]revoked[/] {moment(key.revoked_at)}"
-        console.print(f"{escape(key.id)}  tenant={escape(key.tenant)}  "
+        console.print(f"{escape(key.id)}  tenant={escape(key.tenant)}  {_person_of(key)}"
                       f"permissions={','.join(sorted(key.permissions))}  "
                       f"created={moment(key.created_at)}  label={escape(repr(key.label))}{revoked}",
                       highlight=False)
+
+
+def _person_of(key: Any) -> str:
+    person: Person | None = key.person
+    if person is None:
+        return "service  "
+    groups = f" groups={','.join(sorted(person.groups))}" if person.groups else ""
+    return escape(f"person={person.id} ({person.display_name}){groups}  ")
 
 
 @keys_app.command("revoke", epilog=EPILOG)

@@ -116,6 +116,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             FROM symfonic_a2a_push_configs p JOIN symfonic_a2a_tasks t ON t.id = p.task_id
             WHERE t.state NOT IN ('completed', 'failed', 'canceled')""",
     ),
+    (
+        "ALTER TABLE symfonic_api_keys ADD COLUMN person TEXT",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -130,7 +133,8 @@ that a pause found its listeners in its own transaction. Version 9: listings see
 and a sweep's batches find their rows on indexes of the outstanding and claimed pauses alone.
 Version 10: session listeners (:mod:`symfonic.services.listeners`), so that the core announces a
 pause to whoever follows its session without reading a transport's tables; the A2A tasks that
-listened are copied in.
+listened are copied in. Version 11: an API key may act as a person (JSON: id, name, email,
+groups); NULL for a service key, as every key was before.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 from symfonic.transports.http.accounts.keys import KeyRecord, KeyStore
 
@@ -67,8 +68,9 @@ ApiKey = KeyRecord
 
 
 def new_key(tenant: str, *, permissions: Iterable[str] = PERMISSIONS, label: str = "",
-            now: float | None = None) -> tuple[str, KeyRecord]:
+            now: float | None = None, person: Person | None = None) -> tuple[str, KeyRecord]:
     """A fresh key for ``tenant`` and its record: the key is shown once, only the record kept.
+    With ``person``, the key acts as that person; without, it is a service key.
 
     Raises:
         ValueError: an invalid tenant or an unknown permission.
@@ -81,7 +83,8 @@ def new_key(tenant: str, *, permissions: Iterable[str] = PERMISSIONS, label: str
     key_id = secrets.token_hex(6)
     key = f"{_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
     return key, KeyRecord(id=key_id, digest=_digest(key), tenant=scope.tenant, permissions=granted,
-                          label=label, created_at=time.time() if now is None else now)
+                          label=label, created_at=time.time() if now is None else now,
+                          person=person)
 
 
 def read_keys_file(path: str | Path) -> list[KeyRecord]:
@@ -194,15 +197,16 @@ class ApiKeys:
                 log.warning("could not refresh the API keys from the store", exc_info=True)
 
     def issue(self, tenant: str, *, permissions: Iterable[Permission] = PERMISSIONS,
-              label: str = "", replace: bool = False, until_stopped: bool = False) -> str:
+              label: str = "", replace: bool = False, until_stopped: bool = False,
+              person: Person | None = None) -> str:
         """Make a key for ``tenant`` and return it: the only time it is ever visible.
 
         Accepted here at once; written to the store when it binds, or at the next refresh. With
         ``replace``, the other keys of ``tenant`` with this ``label`` are revoked then (how
         ``symfonic serve`` renews its development key). With ``until_stopped``, the key is
-        revoked when the app stops (:meth:`close`).
+        revoked when the app stops (:meth:`close`). With ``person``, the key acts as them.
         """
-        key, record = new_key(tenant, permissions=permissions, label=label)
+        key, record = new_key(tenant, permissions=permissions, label=label, person=person)
         if until_stopped:
             self._until_stopped.add(record.id)
         if replace:
@@ -215,9 +219,9 @@ class ApiKeys:
         return key
 
     async def add(self, tenant: str, *, permissions: Iterable[Permission] = PERMISSIONS,
-                  label: str = "") -> str:
+                  label: str = "", person: Person | None = None) -> str:
         """:meth:`issue`, written to the bound store before returning."""
-        key = self.issue(tenant, permissions=permissions, label=label)
+        key = self.issue(tenant, permissions=permissions, label=label, person=person)
         await self.refresh()
         return key
 
@@ -275,12 +279,15 @@ class ApiKeys:
 
 
 def readable_label(record: KeyRecord) -> str:
-    """The key's name as a person reads it: its label, else ``key <id>``.
+    """The key's name as a person reads it: the person it acts as, else its label, else
+    ``key <id>``.
 
     The label of a ``symfonic serve`` development key is ``development <URL>`` because the URL is
     what keeps the keys of two servers apart, but to the person who answered with it, it is just
     "development key"; the id and the raw label stay on the record for an audit.
     """
+    if record.person is not None:
+        return record.person.display_name
     label = record.label.strip()
     if label == DEVELOPMENT_LABEL or label.startswith(f"{DEVELOPMENT_LABEL} http"):
         return "development key"

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 
 __all__ = ["KeyRecord", "KeyStore"]
@@ -34,6 +35,8 @@ class KeyRecord:
         label: A note for operators.
         created_at: Epoch seconds.
         revoked_at: Epoch seconds; a revoked key is refused from then on.
+        person: The person the key acts as (:class:`~symfonic.Person`); None for a service
+            key, a machine acting for the tenant.
     """
 
     id: str
@@ -43,6 +46,7 @@ class KeyRecord:
     label: str = ""
     created_at: float = 0.0
     revoked_at: float | None = None
+    person: Person | None = None
 
     @property
     def scope(self) -> Scope:

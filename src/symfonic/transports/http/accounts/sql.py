@@ -8,11 +8,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from symfonic.kernel.people import Person
+from symfonic.services.conversation import StoredFormatError
 from symfonic.transports.http.accounts.keys import KeyRecord
 from symfonic.transports.http.accounts.sign_ins import SignIn
 
-KEY_COLUMNS = "id, tenant, digest, permissions, label, created_at, revoked_at"
-INSERT_KEY = (f"INSERT INTO symfonic_api_keys ({KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+KEY_COLUMNS = "id, tenant, digest, permissions, label, created_at, revoked_at, person"
+INSERT_KEY = (f"INSERT INTO symfonic_api_keys ({KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
               "ON CONFLICT (id) DO NOTHING")
 GET_KEY = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys WHERE id = ?"
 ALL_KEYS = f"SELECT {KEY_COLUMNS} FROM symfonic_api_keys ORDER BY created_at, id"
@@ -25,13 +27,24 @@ KEYS_VERSION = "SELECT COUNT(*) + COUNT(revoked_at) FROM symfonic_api_keys"
 
 def key_row(record: KeyRecord) -> tuple[Any, ...]:
     return (record.id, record.tenant, record.digest, json.dumps(sorted(record.permissions)),
-            record.label, record.created_at, record.revoked_at)
+            record.label, record.created_at, record.revoked_at,
+            None if record.person is None else json.dumps(record.person.to_dict(), sort_keys=True))
 
 
 def key_of(row: Sequence[Any]) -> KeyRecord:
+    """A stored key row as a record.
+
+    Raises:
+        StoredFormatError: its person is not what this library wrote.
+    """
+    try:
+        person = None if row[7] is None else Person.from_dict(json.loads(row[7]))
+    except ValueError as damaged:
+        raise StoredFormatError(f"the person of key {row[0]} is damaged: {damaged}") from damaged
     return KeyRecord(id=row[0], tenant=row[1], digest=row[2],
                      permissions=frozenset(json.loads(row[3])), label=row[4],
-                     created_at=float(row[5]), revoked_at=None if row[6] is None else float(row[6]))
+                     created_at=float(row[5]), revoked_at=None if row[6] is None else float(row[6]),
+                     person=person)
 
 
 SIGN_IN_COLUMNS = "digest, key_id, csrf, expires_at"
