@@ -11,11 +11,13 @@ from symfonic.agent import Agent, AgentSpec, SessionAwaitingAnswer
 from symfonic.capabilities.human import (
     ASK_USER,
     AnswerInvalid,
+    Approval,
     HumanInteraction,
     HumanInteractionError,
     InteractionPayloadInvalid,
     Interrupt,
     NoCheckpointAvailable,
+    NotAnApprover,
 )
 from symfonic.capabilities.human.tokens import TokenRejected
 from symfonic.errors import SymfonicError
@@ -80,6 +82,7 @@ __all__ = [
     "AgentNotServed",
     "AgentSpec",
     "AnswerInvalid",
+    "Approval",
     "ClaimLost",
     "Completed",
     "ContinuationService",
@@ -108,6 +111,7 @@ __all__ = [
     "OutputInvalid",
     "ModelReply",
     "NoCheckpointAvailable",
+    "NotAnApprover",
     "PauseAlreadyResumed",
     "PauseExpired",
     "PauseRevoked",

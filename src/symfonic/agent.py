@@ -27,6 +27,7 @@ from symfonic.errors import SymfonicError
 from symfonic.kernel.events import Completed, Failed, Paused, RunEvent
 from symfonic.kernel.messages import Message
 from symfonic.kernel.model import Model, OutputSpec
+from symfonic.kernel.people import Person
 from symfonic.kernel.plan import Capability, Plan, Services, compile_plan
 from symfonic.kernel.runner import InvocationRunner, RoundResume
 from symfonic.kernel.scope import Scope
@@ -177,14 +178,16 @@ class Agent:
         self.scope = scope
         self._runtime = runtime
 
-    async def run(self, input: str | Sequence[Message] | None, *, session_id: str) -> RunOutcome:
+    async def run(self, input: str | Sequence[Message] | None, *, session_id: str,
+                  requested_by: Person | None = None) -> RunOutcome:
         """Run a turn to its end: completed, paused or failed.
 
         ``input=None`` adds nothing and continues the session as it stands: after a turn that
         failed (a model error, a timeout), the model is asked again with everything those rounds
-        stored, and no tool that ran is run again.
+        stored, and no tool that ran is run again. ``requested_by`` is the person who asked for
+        the turn (as the caller authenticated them); its pauses record them as their requester.
         """
-        return await collect(self.stream(input, session_id=session_id))
+        return await collect(self.stream(input, session_id=session_id, requested_by=requested_by))
 
     async def submit(self, input: str | None, *, session_id: str) -> SubmittedRun:
         """Queue the turn as a background run and return at once, with its handle
@@ -200,7 +203,8 @@ class Agent:
         return await self._runtime.submit(self.spec.name, input, session_id=session_id)
 
     async def stream(self, input: str | Sequence[Message] | None, *, session_id: str,
-                     run_id: str | None = None) -> AsyncIterator[RunEvent]:
+                     run_id: str | None = None,
+                     requested_by: Person | None = None) -> AsyncIterator[RunEvent]:
         """Run a turn, yielding its events; the last is Completed, Paused or Failed.
 
         ``run_id`` names the run (a new id when None): a background run passes its own, so that
@@ -223,7 +227,8 @@ class Agent:
                            tool_call_id=call_id) for call_id in dangling]
         run_id = run_id or uuid.uuid4().hex
         request = TurnRequest(run_id=run_id, root_run_id=run_id, session_id=session_id,
-                              thread_id=session_id, scope=self.scope)
+                              thread_id=session_id, scope=self.scope,
+                              requester=None if requested_by is None else requested_by.id)
         turn = self.prepare(request, tools=await self.spec.listed_tools())
         async for event in turn.events(history, [*healing, *new_input], finalize=self._store_turn):
             yield event

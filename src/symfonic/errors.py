@@ -30,6 +30,7 @@ outside it.
     ├── ClaimLost(RuntimeError)               the resumer's lease lapsed mid-turn; it stopped
     ├── RecoveryRefused(RuntimeError)         only an interrupted turn can be recovered
     ├── AnswerInvalid(ValueError)             a person's answer fails the pause's schema; nothing claimed
+    ├── NotAnApprover(PermissionError)        the caller is not among who may answer (403); nothing claimed
     ├── SessionAwaitingAnswer(RuntimeError)   a new turn on a session whose turn is paused
     ├── HumanInteractionError(ValueError)     the model asked wrongly; the pause stage declines
     │   ├── InteractionPayloadInvalid         the question does not fit the interrupt's schema

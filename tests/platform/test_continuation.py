@@ -135,7 +135,7 @@ async def test_no_api_takes_a_scope_beside_a_token() -> None:
     for method in (LedgerContinuation.resume, LedgerContinuation.resume_stream,
                    LedgerContinuation.ticket):
         parameters = list(inspect.signature(method).parameters)[1:]
-        assert parameters in (["token"], ["token", "answer"], ["token", "answer", "answered_by"])
+        assert parameters in (["token"], ["token", "answer"], ["token", "answer", "answered_by", "person"])
         assert "scope" not in parameters
     assert list(inspect.signature(Host.revoke).parameters) == ["self", "token"]
 

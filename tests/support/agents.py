@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from symfonic import AgentSpec, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
+from symfonic import AgentSpec, Approval, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
+from symfonic.examples.support import issue_refund, lookup_order, support_policy
 from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 
@@ -51,3 +52,15 @@ def desk_agent() -> AgentSpec:
                      capabilities=[HumanInteraction(interrupts=[Interrupt(
                          name="pick_plan", description="Ask which plan the customer gets.",
                          question=PlanQuestion, answer=PlanAnswer)])])
+
+
+def routed(arguments: dict[str, Any]) -> list[str]:
+    """Who approves a refund: the leads for 300 or more, finance for less."""
+    return ["group:finance-leads"] if arguments["amount"] >= 300 else ["group:finance"]
+
+
+def approvals_agent(**approval: Any) -> AgentSpec:
+    """The example's support agent, its refunds approved as ``Approval(**approval)`` says."""
+    return AgentSpec(name="support", model=FunctionModel(support_policy, name="support_policy"),
+                     tools=[lookup_order, issue_refund],
+                     capabilities=[HumanInteraction(approvals=[Approval("issue_refund", **approval)])])

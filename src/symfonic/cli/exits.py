@@ -35,6 +35,7 @@ from typing import NoReturn
 import typer
 
 from symfonic.agent import SessionAwaitingAnswer
+from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.platform.continuation import (
     AgentNotServed,
     AnswerInvalid,
@@ -87,7 +88,7 @@ def explain(error: BaseException) -> tuple[Exit, str] | None:
     match error:
         case UnknownPauseToken():
             return Exit.REFUSED, f"{name}: {error}"
-        case RecoveryRefused() | IncompatibleDefinition() | SessionAwaitingAnswer():
+        case RecoveryRefused() | IncompatibleDefinition() | SessionAwaitingAnswer() | NotAnApprover():
             return Exit.REFUSED, f"{name}: {error}"
         case AnswerInvalid():
             return Exit.INVALID_ANSWER, f"invalid answer: {error}"

@@ -33,6 +33,8 @@ class TurnRequest:
             run that started the turn. A tool can name it, so a log says which answer it ran on.
         continues_trace: The W3C ``traceparent`` of the segment that paused the turn, as its pause
             stored it: this segment's span links to it (``symfonic.observability``).
+        requester: The id of the person who started the turn, when a person did; a resumed run
+            keeps it, so every pause of the turn names the same requester.
     """
 
     run_id: str
@@ -42,6 +44,7 @@ class TurnRequest:
     scope: Scope
     resumed_from: str | None = None
     continues_trace: str | None = None
+    requester: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

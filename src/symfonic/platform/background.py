@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from symfonic.kernel.events import RunEvent
+from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 from symfonic.outcome import RunOutcome
 
@@ -147,8 +148,8 @@ class BackgroundRuns(Protocol):
     async def submit(self, agent: str, scope: Scope, input: str | None, *,
                      session_id: str) -> SubmittedRun: ...
 
-    async def resume(self, token: str, answer: Any, *,
-                     answered_by: str | None = None) -> SubmittedRun: ...
+    async def resume(self, token: str, answer: Any, *, answered_by: str | None = None,
+                     person: Person | None = None) -> SubmittedRun: ...
 
     async def recover(self, token: str) -> SubmittedRun: ...
 

@@ -398,7 +398,8 @@ class _HostRuntime:
         def binding() -> PauseBinding:
             return PauseBinding(pin=spec.pin, scope=request.scope, run_id=request.run_id,
                                 root_run_id=request.root_run_id, session_id=request.session_id,
-                                thread_id=request.thread_id, checkpoint_id=None)
+                                thread_id=request.thread_id, checkpoint_id=None,
+                                requester=request.requester)
 
         return Services().with_service(PAUSE_WIRING, PauseWiring(
             binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store.ledger,

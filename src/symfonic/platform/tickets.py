@@ -15,8 +15,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from symfonic.capabilities.human.audience import OPEN, AnswerPolicy
 from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.kernel.scope import Scope
+from symfonic.services.conversation import StoredFormatError
 from symfonic.services.ledger import PageAfter, PauseLedger, PauseRecord, PauseStatus
 
 
@@ -38,6 +40,9 @@ class LedgerTicket:
         answered_by: Who answered, as the resuming caller named them.
         decision: The answer as it was applied to the paused call (an approval with its edited
             arguments, a rejection with its reason, an answer's value), as stored.
+        policy: Who may answer (:class:`~symfonic.capabilities.human.audience.AnswerPolicy`):
+            its ``audience`` (empty: anyone of the tenant) and ``quorum``.
+        requester: The id of the person who started the turn, when a person did.
     """
 
     token: str
@@ -58,6 +63,16 @@ class LedgerTicket:
     answered_at: float | None = None
     answered_by: str | None = None
     decision: dict[str, Any] | None = None
+    policy: AnswerPolicy = OPEN
+    requester: str | None = None
+
+    @property
+    def audience(self) -> tuple[str, ...]:
+        return self.policy.audience
+
+    @property
+    def quorum(self) -> int:
+        return self.policy.quorum
 
     @property
     def cursor(self) -> str:
@@ -89,7 +104,20 @@ def ticket_of(token: str, record: PauseRecord, now: float) -> LedgerTicket:
         session_id=record.session_id, tool_call_id=record.tool_call_id,
         issued_at=record.issued_at, expires_at=record.expires_at, status=record.status_at(now),
         answer_schema=record.answer_schema, outcome=record.outcome, jti=record.jti,
-        answered_at=record.claimed_at, answered_by=record.answered_by, decision=record.decision)
+        answered_at=record.claimed_at, answered_by=record.answered_by, decision=record.decision,
+        policy=policy_of(record), requester=record.requester)
+
+
+def policy_of(record: PauseRecord) -> AnswerPolicy:
+    """Who may answer ``record``, as stored with it.
+
+    Raises:
+        StoredFormatError: the stored policy is not one this library wrote.
+    """
+    try:
+        return AnswerPolicy.from_dict(record.policy)
+    except ValueError as damaged:
+        raise StoredFormatError(f"pause {record.jti}'s answer policy is damaged: {damaged}") from damaged
 
 
 def claims_of(record: PauseRecord) -> PauseClaims:

@@ -45,8 +45,12 @@ FOREVER = float("inf")
 SWEEP_BATCH = 100
 """Rows one sweep transaction changes at most: small enough that a pause waiting on the write lock
 behind it waits milliseconds (each row rewrites ~3 pages), however many pauses expired at once."""
-LEDGER_FORMAT = 1
-"""Version of :class:`PauseRecord`'s stored shape. 1: the first shape."""
+LEDGER_FORMAT = 2
+"""Version of :class:`PauseRecord`'s stored shape. 1: the first shape. 2: a pause that names who
+may answer it (``policy``): written only for such pauses, so that a symfonic too old to enforce
+an audience refuses the row instead of letting anyone answer it."""
+POLICY_FORMAT = 2
+"""The format of a row with a ``policy``; rows without one keep format 1."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +84,11 @@ class PauseRecord:
     answered_by: str | None = None
     """While ``claimed`` (and after): who gave that answer, as the resuming caller named them
     (an API key's id, an inbox sign-in's key, ``cli:<user>``); None when it was not said."""
+    requester: str | None = None
+    """The id of the person who started the turn, when a person did."""
+    policy: dict[str, Any] | None = None
+    """Who may answer (the stored shape of
+    :class:`~symfonic.capabilities.human.audience.AnswerPolicy`); None: anyone of the tenant."""
 
     def status_at(self, now: float) -> PauseStatus:
         """The status as of ``now``: a claim whose lease lapsed is ``interrupted`` even before a

@@ -119,6 +119,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE symfonic_api_keys ADD COLUMN person TEXT",
     ),
+    (
+        "ALTER TABLE symfonic_pauses ADD COLUMN requester TEXT",
+        "ALTER TABLE symfonic_pauses ADD COLUMN policy TEXT",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -134,7 +138,9 @@ and a sweep's batches find their rows on indexes of the outstanding and claimed 
 Version 10: session listeners (:mod:`symfonic.services.listeners`), so that the core announces a
 pause to whoever follows its session without reading a transport's tables; the A2A tasks that
 listened are copied in. Version 11: an API key may act as a person (JSON: id, name, email,
-groups); NULL for a service key, as every key was before.
+groups); NULL for a service key, as every key was before. Version 12: who started a paused turn
+(a person's id) and who may answer it (JSON: audience, quorum, whether the requester may); NULL
+for a pause anyone of its tenant may answer, as every pause was before.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

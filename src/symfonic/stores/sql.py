@@ -19,13 +19,21 @@ import orjson
 from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
-from symfonic.services.ledger import FOREVER, LEDGER_FORMAT, Listing, PageAfter, PauseRecord
+from symfonic.services.ledger import (
+    FOREVER,
+    LEDGER_FORMAT,
+    POLICY_FORMAT,
+    Listing,
+    PageAfter,
+    PauseRecord,
+)
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
 
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
-                 "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by")
+                 "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by, "
+                 "requester, policy")
 
 NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
@@ -37,7 +45,7 @@ INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, se
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
-                f"({', '.join('?' * 23)})")
+                f"({', '.join('?' * 25)})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
 CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ?, "
          f"decision = ?, answered_by = ? WHERE jti = ? AND status = 'outstanding' AND expires_at > ? "
@@ -191,8 +199,9 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
             None if record.answer_schema is None else dump_json(record.answer_schema),
             record.issued_at, record.expires_at, record.status, record.claimed_at,
             record.finished_at, None if record.outcome is None else dump_json(record.outcome),
-            LEDGER_FORMAT, record.lease_expires_at,
-            None if record.decision is None else dump_json(record.decision), record.answered_by)
+            1 if record.policy is None else POLICY_FORMAT, record.lease_expires_at,
+            None if record.decision is None else dump_json(record.decision), record.answered_by,
+            record.requester, None if record.policy is None else dump_json(record.policy))
 
 
 def record_of(row: Sequence[Any]) -> PauseRecord:
@@ -218,7 +227,8 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         answer_schema=None if row[12] is None else json.loads(row[12]), issued_at=row[13],
         expires_at=row[14], status=row[15], claimed_at=row[16], finished_at=row[17],
         outcome=None if row[18] is None else json.loads(row[18]), lease_expires_at=row[20],
-        decision=None if row[21] is None else json.loads(row[21]), answered_by=row[22])
+        decision=None if row[21] is None else json.loads(row[21]), answered_by=row[22],
+        requester=row[23], policy=None if row[24] is None else json.loads(row[24]))
 
 
 def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:

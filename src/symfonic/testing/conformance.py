@@ -13,6 +13,7 @@ from symfonic.testing.keys_conformance import KeysConformance
 from symfonic.testing.ledger_conformance import LedgerConformance
 from symfonic.testing.outbox_conformance import OutboxConformance
 from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue, tail
+from symfonic.testing.people_conformance import PeopleConformance
 from symfonic.testing.tasks_conformance import TasksConformance
 from symfonic.testing.transcripts_conformance import TranscriptsConformance
 
@@ -20,9 +21,9 @@ __all__ = ["ACME", "GLOBEX", "NOW", "StoreConformance", "pause_issue", "tail"]
 
 
 class StoreConformance(TranscriptsConformance, LedgerConformance, OutboxConformance, KeysConformance,
-                       AccountsConformance, TasksConformance):
+                       AccountsConformance, TasksConformance, PeopleConformance):
     """Behaviours shared by every store, one suite per port; ``store`` is a fixture the subclass
     provides: the transcripts' (:class:`TranscriptsConformance`), the ledger's
     (:class:`LedgerConformance`), the outbox's (:class:`OutboxConformance`), the API keys'
-    (:class:`KeysConformance`), the sign-ins' and recent decisions' (:class:`AccountsConformance`)
-    and the A2A tasks' (:class:`TasksConformance`)."""
+    (:class:`KeysConformance`), the sign-ins' and recent decisions' (:class:`AccountsConformance`),
+    the A2A tasks' (:class:`TasksConformance`) and who may answer (:class:`PeopleConformance`)."""

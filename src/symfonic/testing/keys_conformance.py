@@ -9,10 +9,8 @@ grows with every change and with nothing else.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any
 
-from symfonic.kernel.people import Person
 from symfonic.testing.pauses import NOW
 from symfonic.transports.http.accounts import KeyRecord, accounts_of
 
@@ -24,15 +22,6 @@ def record(key_id: str, tenant: str = "acme", *, at: float = NOW, label: str = "
 
 class KeysConformance:
     """KeyStore behaviours; ``store`` is a fixture the subclass provides."""
-
-    async def test_a_key_keeps_the_person_it_acts_as(self, store: Any) -> None:
-        ada = Person(id="ada", name="Ada Lovelace", email="ada@example.com",
-                     groups=frozenset({"finance", "support"}))
-        personal = dataclasses.replace(record("k1"), person=ada)
-        assert await accounts_of(store).keys.add_key(personal)
-        assert await accounts_of(store).keys.add_key(record("k2"))
-        assert await accounts_of(store).keys.get_key("k1") == personal
-        assert [k.person for k in await accounts_of(store).keys.keys("acme")] == [ada, None]
 
     async def test_a_key_comes_back_as_added(self, store: Any) -> None:
         added = record("k1", label="ci")

@@ -34,6 +34,7 @@ from dbos import DBOS, DBOSConfig
 
 from symfonic.errors import SymfonicError
 from symfonic.kernel.events import RunEvent
+from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.continuation import RecoveryRefused
@@ -265,7 +266,8 @@ async def _run(run_id: str, agent: str, tenant: str, input: str | None,
 
 
 @DBOS.workflow(name="symfonic.resume")
-async def resume_segment(token: str, answer: Any, answered_by: str | None) -> RunOutcome:
+async def resume_segment(token: str, answer: Any, answered_by: str | None,
+                         person: dict[str, Any] | None = None) -> RunOutcome:
     """The pause ``token`` answered with ``answer``, its turn continued, as a background run.
 
     A step marks that an attempt reached the claim. A replay that finds it recorded knows the
@@ -274,17 +276,22 @@ async def resume_segment(token: str, answer: Any, answered_by: str | None) -> Ru
     lapse; ``interrupted`` is taken over, once, by one ``reclaim``. A pause this very segment
     already finished (completed, paused again, failed: its worker died before DBOS recorded the
     end) is not run again: its stored outcome is returned (:mod:`.replayed`).
+
+    ``person`` is who answered (``Person.to_dict``; None for a service), checked again at the
+    claim; it defaults to None so that segments queued before it existed replay unchanged.
     """
     run_id = DBOS.workflow_id
     assert run_id is not None
     _RUNNING.add(run_id)
     try:
-        return await _resume(run_id, token, answer, answered_by)
+        return await _resume(run_id, token, answer, answered_by,
+                             None if person is None else Person.from_dict(person))
     finally:
         _ended(run_id)
 
 
-async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None) -> RunOutcome:
+async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None,
+                  person: Person | None) -> RunOutcome:
     host = _host()
     first: list[bool] = []
 
@@ -296,7 +303,7 @@ async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None)
     try:
         if first:
             stream = await host.continuation.resume_run_stream(
-                token, answer, answered_by=answered_by, run_id=run_id)
+                token, answer, answered_by=answered_by, run_id=run_id, person=person)
         else:
             stored = await replayed.stored_resume(host, host.continuation.verify(token).jti,
                                                   run_id)
@@ -304,7 +311,7 @@ async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None)
                 return stored
             stream = await _taken_over(host, lambda: host.continuation.takeover_stream(
                 token, run_id=run_id), lambda: host.continuation.resume_run_stream(
-                token, answer, answered_by=answered_by, run_id=run_id))
+                token, answer, answered_by=answered_by, run_id=run_id, person=person))
         return await _published(stream)
     except SymfonicError as refused:
         return await _refused(refused, run_id, "")

@@ -32,6 +32,7 @@ from dbos import (
 from dbos._error import DBOSStreamTimeoutError
 
 from symfonic.kernel.events import RunEvent
+from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 from symfonic.outcome import RunOutcome
 from symfonic.platform.background import RunState, RunStatus
@@ -116,23 +117,28 @@ class Workers:
         return await _enqueue(f"run_{uuid.uuid4().hex}", agent, scope, engine.run_segment,
                               agent, scope.tenant, input, session_id)
 
-    async def resume(self, token: str, answer: Any, *, answered_by: str | None = None) -> RunHandle:
+    async def resume(self, token: str, answer: Any, *, answered_by: str | None = None,
+                     person: Person | None = None) -> RunHandle:
         """Queue the answer to a pause; its turn continues on a worker, at most once.
+
+        ``person`` is who answers (None: a service); the worker checks it again when it claims.
 
         Raises:
             UnknownPauseToken: by subclass, as ``continuation.resume`` (``PauseAlreadyResumed``
                 also when a background resume of it is already queued or running).
+            NotAnApprover: ``person`` may not answer the pause; nothing was queued.
             AnswerInvalid: the answer does not fit the pause; nothing was queued.
         """
         ticket = await self._host.continuation.ticket(token)
         if ticket.status != "outstanding":
             raise PauseAlreadyResumed(f"pause {ticket.jti} was already resumed ({ticket.status})",
                                       status=ticket.status, outcome=ticket.outcome)
+        await self._host.continuation.check_answerer(token, person)
         interaction = self._host.continuation.interaction(ticket)
         if interaction is not None:
             interaction.check_answer(answer)
         return await _continuing(f"resume_{ticket.jti}", ticket, engine.resume_segment, token,
-                                 answer, answered_by)
+                                 answer, answered_by, None if person is None else person.to_dict())
 
     async def recover(self, token: str) -> RunHandle:
         """Queue the recovery of an interrupted pause (``host.recover``); its turn continues on a

@@ -1,5 +1,6 @@
 """Stopping a turn to ask a person: ``ask_user``, typed interrupts and tool approvals."""
 
+from symfonic.capabilities.human.audience import AnswerPolicy, Approval, NotAnApprover
 from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.errors import (
     AnswerInvalid,
@@ -18,6 +19,8 @@ __all__ = [
     "ASK_USER",
     "PAUSE_WIRING",
     "AnswerInvalid",
+    "AnswerPolicy",
+    "Approval",
     "ApprovalAnswer",
     "HumanInteraction",
     "HumanInteractionCapability",
@@ -25,5 +28,6 @@ __all__ = [
     "InteractionPayloadInvalid",
     "Interrupt",
     "NoCheckpointAvailable",
+    "NotAnApprover",
     "PauseWiring",
 ]

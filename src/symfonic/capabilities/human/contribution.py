@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from symfonic.capabilities.human.audience import Approval, audience_of
 from symfonic.capabilities.human.issuing import (
     PAUSE_WIRING,
     HumanInteractionCapability,
@@ -48,14 +49,20 @@ class HumanInteraction:
         ask_user: Offer the free-form ``ask_user`` tool.
         approvals: The agent's tools that wait for a person's approval before running: a name,
             or a predicate given each tool (its own and its toolsets', e.g. an MCP server's
-            ``lambda tool: tool.schema.name.startswith("github_")``) that says which.
+            ``lambda tool: tool.schema.name.startswith("github_")``) that says which, or an
+            :class:`~symfonic.capabilities.human.audience.Approval` that also says who must
+            approve, how many, and for which calls.
         interrupts: Typed interactions the model may ask for.
+        audience: Who may answer a pause that names nobody itself (``ask_user``, an interrupt or
+            approval without its own): ``"group:NAME"`` / ``"person:ID"`` entries. Empty: anyone
+            of the tenant, service keys included.
     """
 
     ttl: timedelta = timedelta(hours=24)
     ask_user: bool = True
-    approvals: Sequence[str | Callable[[Tool], bool]] = ()
+    approvals: Sequence[str | Callable[[Tool], bool] | Approval] = ()
     interrupts: Sequence[Interrupt] = ()
+    audience: Sequence[str] = ()
     _specs: dict[tuple[int, ...], dict[str, InteractionSpec]] = field(
         default_factory=dict, repr=False, compare=False)
 
@@ -65,31 +72,50 @@ class HumanInteraction:
         cached = self._specs.get(cache_key)
         if cached is None:
             cached = {}
+            audience = audience_of(self.audience)
             if self.ask_user:
-                ask = ask_user_spec(self.ttl)
+                ask = ask_user_spec(self.ttl, audience)
                 cached[ask.name] = ask
             for interrupt in self.interrupts:
-                cached[interrupt.name] = typed_spec(interrupt, self.ttl)
-            for approval in self.approvals:
-                if not isinstance(approval, str):
-                    cached.update({name: approval_spec(tool, self.ttl)
+                cached[interrupt.name] = typed_spec(interrupt, self.ttl, audience)
+            for declared in self.approvals:
+                approval = declared if isinstance(declared, Approval) else Approval(declared)
+                chosen = approval.tool
+                if not isinstance(chosen, str):
+                    cached.update({name: approval_spec(tool, self.ttl, approval, audience)
                                    for name, tool in tools.items()
-                                   if name not in cached and approval(tool)})
-                elif approval not in tools:
-                    raise KeyError(f"approvals name {approval!r}, which is not one of the agent's "
+                                   if name not in cached and chosen(tool)})
+                elif chosen not in tools:
+                    raise KeyError(f"approvals name {chosen!r}, which is not one of the agent's "
                                    "tools")
                 else:
-                    cached[approval] = approval_spec(tools[approval], self.ttl)
+                    cached[chosen] = approval_spec(tools[chosen], self.ttl, approval, audience)
             self._specs[cache_key] = cached
         return cached
 
     def describe(self) -> dict[str, Any]:
-        """A stable description for the agent definition's digest (the pause pin)."""
-        return {"ttl": self.ttl.total_seconds(), "ask_user": self.ask_user,
-                "approvals": sorted(a if isinstance(a, str) else f"<{_named(a)}>"
-                                    for a in self.approvals),
-                "interrupts": {i.name: [i.schema_version, i.question.model_json_schema(),
-                                        i.answer.model_json_schema()] for i in self.interrupts}}
+        """A stable description for the agent definition's digest (the pause pin).
+
+        Who may answer is part of the definition (a pause made under one policy is not answered
+        under another without saying so), but only where one is declared: a definition without
+        audiences describes itself as before they existed, so upgrading symfonic strands no pause.
+        """
+        described: dict[str, Any] = {
+            "ttl": self.ttl.total_seconds(), "ask_user": self.ask_user,
+            "approvals": sorted(a if isinstance(a, str) else f"<{_named(a)}>"
+                                for a in self.approvals if not isinstance(a, Approval)),
+            "interrupts": {i.name: [i.schema_version, i.question.model_json_schema(),
+                                    i.answer.model_json_schema()] for i in self.interrupts}}
+        policies = {(a.tool if isinstance(a.tool, str) else f"<{_named(a.tool)}>"): a.describe()
+                    for a in self.approvals if isinstance(a, Approval)}
+        if policies:
+            described["approval_policies"] = policies
+        audiences = {i.name: list(i.audience) for i in self.interrupts if i.audience is not None}
+        if audiences:
+            described["interrupt_audiences"] = audiences
+        if self.audience:
+            described["audience"] = list(audience_of(self.audience))
+        return described
 
     def contribute(self, environment: RunEnvironment) -> Contribution:
         specs = self.specs(environment.tools)
@@ -132,7 +158,8 @@ class InteractionTool:
 
 
 class ApprovalGate:
-    """Stands in for a tool that needs approval: it runs the tool only for an approved call."""
+    """Stands in for a tool that needs approval: it runs the tool only for an approved call, or
+    for a call its approval's ``when`` lets through (the pause stage did not stop for it)."""
 
     def __init__(self, spec: InteractionSpec) -> None:
         self._spec = spec
@@ -146,7 +173,7 @@ class ApprovalGate:
         return self._tool.validate(arguments)
 
     async def invoke(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
-        if invocation.approved:
+        if invocation.approved or not self._spec.waits_for(arguments):
             return await self._tool.invoke(arguments, invocation)
         why = "; ".join(invocation.stage_notes) or "no approval was given"
         return (f"Error: {self._spec.name!r} needs a person's approval and did not run; "

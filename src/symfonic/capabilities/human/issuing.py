@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from symfonic import observability
+from symfonic.capabilities.human.audience import AnswerPolicy
 from symfonic.capabilities.human.errors import NoCheckpointAvailable
 from symfonic.capabilities.human.pausing import PauseBinding, TurnDraft
 from symfonic.capabilities.human.tokens import IssuedPause, PauseClaims, TokenKeys
@@ -104,6 +105,10 @@ class HumanInteractionCapability:
     def names(self) -> frozenset[str]:
         return frozenset(self._specs)
 
+    def waits_for(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call of the registered ``name`` stops for a person (see ``Approval.when``)."""
+        return self._specs[name].waits_for(arguments)
+
     @property
     def ttl(self) -> timedelta:
         """How long a pause lives when its interaction sets nothing (a tool's input request)."""
@@ -119,11 +124,14 @@ class HumanInteractionCapability:
     async def pause(self, *, pin: Any, scope: Any, run_id: str, root_run_id: str,
                     session_id: str, thread_id: str, payload: dict[str, Any], name: str,
                     tool_call_id: str, checkpoint_id: str | None,
-                    turn_state: TurnDraft, spec: InteractionSpec | None = None) -> PauseEvent:
+                    turn_state: TurnDraft, spec: InteractionSpec | None = None,
+                    requester: str | None = None) -> PauseEvent:
         """Store the pause and report whether it is resumable.
 
         ``spec`` is the interaction when it is not one of the registered (a tool's input request,
-        whose schema is the tool's own).
+        whose schema is the tool's own). Who may answer is decided here, from the spec and the
+        validated question, and stored with the pause (with ``requester``, the person who
+        started the turn).
 
         Raises:
             HumanInteractionError: the model's question does not fit, or no checkpoint can be
@@ -132,6 +140,7 @@ class HumanInteractionCapability:
         spec = spec or self._specs[name]
         question = spec.check_question(dict(payload.get("question") or {}))
         payload = {**payload, "question": question}
+        policy = spec.policy_for(question)
         if checkpoint_id is None:
             if self._wiring.new_checkpoint_id is None:
                 raise NoCheckpointAvailable("the run names no checkpoint and has no checkpoint port")
@@ -146,13 +155,15 @@ class HumanInteractionCapability:
             session=session_id, thread=thread_id, checkpoint=checkpoint_id, name=name,
             tool_call_id=tool_call_id, pin=str(pin or ""), iat=int(now),
             exp=int(now + spec.ttl.total_seconds()))
-        resumable = await self._write(spec, claims, payload, turn_state, scope, now)
+        resumable = await self._write(spec, claims, payload, turn_state, scope, now,
+                                      policy, requester)
         return PauseEvent(pause=IssuedPause(claims=claims), payload=payload,
                           tool_call_id=tool_call_id, interrupt_id=claims.jti, run_id=run_id,
                           session_id=session_id, resumable=resumable)
 
     async def _write(self, spec: InteractionSpec, claims: PauseClaims, payload: dict[str, Any],
-                     draft: TurnDraft, scope: Scope, now: float) -> bool:
+                     draft: TurnDraft, scope: Scope, now: float, policy: AnswerPolicy,
+                     requester: str | None) -> bool:
         ledger = self._wiring.ledger
         if ledger is None:
             return False
@@ -168,7 +179,8 @@ class HumanInteractionCapability:
             session_id=claims.session, thread_id=claims.thread, checkpoint_id=claims.checkpoint,
             name=claims.name, kind=spec.kind, tool_call_id=claims.tool_call_id, pin=claims.pin,
             payload=payload, answer_schema=spec.answer_schema, issued_at=now,
-            expires_at=float(claims.exp))
+            expires_at=float(claims.exp), requester=requester,
+            policy=None if policy.open else policy.to_dict())
         previous = self._wiring.resumed_from
         issue = PauseIssue(
             record=record, state=state,

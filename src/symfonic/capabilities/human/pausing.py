@@ -53,6 +53,9 @@ class PauseBinding:
     session_id: str = ""
     thread_id: str = ""
     checkpoint_id: str | None = None
+    requester: str | None = None
+    """The id of the person who started the turn, when a person did; stored with the pause so
+    that a policy can keep them from approving their own request."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,7 +89,11 @@ def pause_handler(
     async def handle(context: StageContext) -> StageResult[Any]:
         requests: Sequence[Any] = tuple(getattr(context, "requests", ()) or ())
         registered = frozenset(capability.names())
-        asked = [request for request in requests if getattr(request, "name", "") in registered]
+        # An approval may let some calls through (its ``when``): those run without a pause. A
+        # capability that cannot say (written before conditions) stops for every call.
+        waits_for = getattr(capability, "waits_for", None)
+        asked = [request for request in requests if getattr(request, "name", "") in registered
+                 and (waits_for is None or waits_for(request.name, _payload_of(request)))]
         if not asked:
             return no_change("this round asked for no registered interaction")
 
@@ -114,6 +121,7 @@ def pause_handler(
                 tool_call_id=getattr(request, "call_id", ""),
                 checkpoint_id=resolved.checkpoint_id,
                 turn_state=turn_draft(context, requests),
+                requester=resolved.requester,
             )
         except HumanInteractionError as refused:
             return no_change(f"the {name!r} pause was refused and no token was minted: {refused}")

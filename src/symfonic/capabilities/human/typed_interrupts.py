@@ -15,12 +15,14 @@ transports treat them alike:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from symfonic.capabilities.human.audience import AnswerPolicy, Approval, audience_of
 from symfonic.capabilities.human.errors import AnswerInvalid, InteractionPayloadInvalid
 from symfonic.capabilities.human.json_schemas import check_json
 from symfonic.kernel.interrupts import InterruptKind
@@ -69,6 +71,8 @@ class Interrupt:
         ttl: How long the pause stays answerable; the capability's default when None.
         schema_version: Bump when ``question`` or ``answer`` change incompatibly; it is stamped
             on every stored payload so a reader knows the shape it holds.
+        audience: Who may answer (``"group:NAME"``, ``"person:ID"``); the capability's default
+            when None (see :mod:`~symfonic.capabilities.human.audience`).
     """
 
     name: str
@@ -77,6 +81,11 @@ class Interrupt:
     answer: type[BaseModel]
     ttl: timedelta | None = None
     schema_version: int = 1
+    audience: Sequence[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.audience is not None:
+            object.__setattr__(self, "audience", audience_of(self.audience))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,6 +103,24 @@ class InteractionSpec:
     gated_tool: Tool | None = None
     input_kind: InterruptKind = "tool_input"
     """The pause kind of a tool's input request (``"mcp_input"`` for an MCP server)."""
+    audience: tuple[str, ...] = ()
+    """Who may answer, unless :attr:`approval` decides it per call."""
+    approval: Approval | None = None
+    """For an approval declared with :class:`Approval`: its approvers, quorum and condition."""
+
+    def waits_for(self, arguments: dict[str, Any]) -> bool:
+        """Whether this call stops for a person (an approval's ``when`` may say it need not)."""
+        return self.approval is None or self.approval.waits_for(arguments)
+
+    def policy_for(self, arguments: dict[str, Any]) -> AnswerPolicy:
+        """Who may answer the pause of a call with ``arguments`` (the question as validated).
+
+        Raises:
+            ValueError: an approvers function returned something that is not an audience.
+        """
+        if self.approval is not None:
+            return self.approval.policy_for(arguments, self.audience)
+        return AnswerPolicy(audience=self.audience)
 
     def __post_init__(self) -> None:
         if self.purpose == "approval" and self.gated_tool is None:
@@ -184,27 +211,32 @@ def _json_of(answer: Any) -> str:
         raise AnswerInvalid(f"the answer is not JSON: {unserialisable}") from None
 
 
-def ask_user_spec(ttl: timedelta) -> InteractionSpec:
+def ask_user_spec(ttl: timedelta, audience: tuple[str, ...] = ()) -> InteractionSpec:
     return InteractionSpec(
         name=ASK_USER, purpose="ask_user", description=(AskUserQuestion.__doc__ or "").strip(),
         question_schema=AskUserQuestion.model_json_schema(),
-        answer_schema={"type": "string", "minLength": 1}, ttl=ttl)
+        answer_schema={"type": "string", "minLength": 1}, ttl=ttl, audience=audience)
 
 
-def typed_spec(interrupt: Interrupt, default_ttl: timedelta) -> InteractionSpec:
+def typed_spec(interrupt: Interrupt, default_ttl: timedelta,
+               audience: tuple[str, ...] = ()) -> InteractionSpec:
+    own = interrupt.audience
     return InteractionSpec(
         name=interrupt.name, purpose="typed", description=interrupt.description,
         question_schema=interrupt.question.model_json_schema(),
         answer_schema=interrupt.answer.model_json_schema(), ttl=interrupt.ttl or default_ttl,
-        schema_version=interrupt.schema_version, interrupt=interrupt)
+        schema_version=interrupt.schema_version, interrupt=interrupt,
+        audience=audience if own is None else tuple(own))
 
 
-def approval_spec(tool: Tool, ttl: timedelta) -> InteractionSpec:
+def approval_spec(tool: Tool, ttl: timedelta, approval: Approval | None = None,
+                  audience: tuple[str, ...] = ()) -> InteractionSpec:
     return InteractionSpec(
         name=tool.schema.name, purpose="approval",
         description=f"Approve, reject or edit a call of {tool.schema.name!r}.",
         question_schema=tool.schema.parameters, answer_schema=ApprovalAnswer.model_json_schema(),
-        ttl=ttl, gated_tool=tool)
+        ttl=ttl if approval is None or approval.ttl is None else approval.ttl, gated_tool=tool,
+        audience=audience, approval=approval)
 
 
 def tool_input_spec(name: str, answer_schema: dict[str, Any], ttl: timedelta,

@@ -24,10 +24,12 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from symfonic.agent import Agent, prepare_turn
+from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
 from symfonic.capabilities.human.tool_input import stored_spec
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.capabilities.human.typed_projection import project
+from symfonic.kernel.people import Person
 from symfonic.kernel.runner import RoundResume
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
@@ -53,7 +55,7 @@ from symfonic.platform.continuation.refusals import (
     scope_or_none,
     unknown,
 )
-from symfonic.platform.tickets import LedgerTicket, record_in_scope, ticket_of
+from symfonic.platform.tickets import LedgerTicket, policy_of, record_in_scope, ticket_of
 from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptService
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.turn_state import TurnState, resolution_from_dict, resolution_to_dict
@@ -165,15 +167,20 @@ class LedgerContinuation:
         except (ContinuationUnavailable, IncompatibleDefinition):
             return None
 
-    async def resume(self, token: str, answer: Any, *, answered_by: str | None = None) -> RunOutcome:
-        return await collect(await self.resume_stream(token, answer, answered_by=answered_by))
+    async def resume(self, token: str, answer: Any, *, answered_by: str | None = None,
+                     person: Person | None = None) -> RunOutcome:
+        return await collect(await self.resume_stream(token, answer, answered_by=answered_by,
+                                                      person=person))
 
-    async def resume_stream(self, token: str, answer: Any, *,
-                            answered_by: str | None = None) -> ClaimedStream:
+    async def resume_stream(self, token: str, answer: Any, *, answered_by: str | None = None,
+                            person: Person | None = None) -> ClaimedStream:
         """Like :meth:`resume`, returning the resumed run's events.
 
         ``answered_by`` names who answered (an API key's id, say); it is stored with the claim,
-        for the recent decisions an inbox lists (:meth:`PauseLedger.answered`).
+        for the recent decisions an inbox lists (:meth:`PauseLedger.answered`). ``person`` is who
+        that is, as the caller authenticated them; None for a service (a key that is nobody's,
+        code answering for the tenant). A pause that names its audience is answered only by a
+        person of it, and not by its requester unless its policy allows.
 
         Every refusal is raised by the ``await``, before anything is claimed; once it returns,
         the pause is claimed and its events should be consumed. A stream closed (``aclose``) or
@@ -183,16 +190,31 @@ class LedgerContinuation:
 
         Raises:
             ContinuationUnavailable: the store could not be reached in time (nothing ran).
+            NotAnApprover: ``person`` may not answer this pause (nothing claimed).
         """
         with measures.refusals(), reachable():
-            return await self._resume_stream(token, answer, answered_by, None)
+            return await self._resume_stream(token, answer, answered_by, None, person)
 
     async def resume_run_stream(self, token: str, answer: Any, *, run_id: str,
-                                answered_by: str | None = None) -> ClaimedStream:
+                                answered_by: str | None = None,
+                                person: Person | None = None) -> ClaimedStream:
         """:meth:`resume_stream` as the run ``run_id``: a background resume names its run, so
         that a replay of it on another worker (:meth:`takeover_stream`) is the same run."""
         with measures.refusals(), reachable():
-            return await self._resume_stream(token, answer, answered_by, run_id)
+            return await self._resume_stream(token, answer, answered_by, run_id, person)
+
+    async def check_answerer(self, token: str, person: Person | None) -> None:
+        """Refuse, before anything is queued, a caller who may not answer the pause (a
+        background resume checks here, then again when its worker claims).
+
+        Raises:
+            NotAnApprover: ``person`` may not answer it.
+            UnknownPauseToken: the token names no pause of this host (or a subclass of it).
+        """
+        with reachable():
+            claims, _ = self._verified(token)
+            record = await self._record(await self._store(), claims)
+            _check_answerer(record, person)
 
     async def _paused(self, token: str) -> tuple[PauseClaims, Scope, Agent, Store, PauseRecord,
                                                  TurnState | None]:
@@ -212,10 +234,11 @@ class LedgerContinuation:
         return claims, scope, agent, store, record, state
 
     async def _resume_stream(self, token: str, answer: Any, answered_by: str | None,
-                             run_id: str | None) -> ClaimedStream:
+                             run_id: str | None, person: Person | None) -> ClaimedStream:
         claims, scope, agent, store, record, state = await self._paused(token)
         if record.status != "outstanding":
             refuse(record, self._clock())
+        _check_answerer(record, person)
         state, call = paused_call(claims, state, scope)
         tools = await agent.spec.listed_tools()
         spec = answer_spec(agent, record, tools)
@@ -223,7 +246,8 @@ class LedgerContinuation:
                            earlier=state.resolved.get(call.id))
         request = TurnRequest(run_id=run_id or uuid.uuid4().hex, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
-                              resumed_from=claims.jti, continues_trace=state.trace_parent)
+                              resumed_from=claims.jti, continues_trace=state.trace_parent,
+                              requester=record.requester)
         turn = prepare_turn(agent, request, resumed_from=claims.jti, tools=tools)
 
         # The history up to the pause was committed with it and can never change, so it is read
@@ -341,7 +365,8 @@ class LedgerContinuation:
             resume = recovered_round(agent, tools, state, call, record.decision, history)
         request = TurnRequest(run_id=run_id, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
-                              resumed_from=claims.jti, continues_trace=state.trace_parent)
+                              resumed_from=claims.jti, continues_trace=state.trace_parent,
+                              requester=record.requester)
         turn = prepare_turn(agent, request, resumed_from=claims.jti, tools=tools)
         claim = await store.ledger.reclaim(claims.jti, now, lease_until=now + self._lease)
         if not claim.won:
@@ -402,3 +427,10 @@ async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
         if isinstance(outcome, BaseException):
             raise outcome
     return one, two  # type: ignore[return-value]
+
+
+def _check_answerer(record: PauseRecord, person: Person | None) -> None:
+    """Raises :class:`NotAnApprover` when ``person`` (None: a service) may not answer ``record``."""
+    refusal = policy_of(record).refusal(person, record.requester)
+    if refusal is not None:
+        raise NotAnApprover(refusal, record.jti)

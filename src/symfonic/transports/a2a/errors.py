@@ -11,6 +11,8 @@ PauseRevoked                          UnsupportedOperationError        ``pause_r
 AnswerInvalid                         InvalidParamsError (-32602)      ``answer_invalid``
                                                                        + ``problems``
 SessionAwaitingAnswer                 InvalidRequestError (-32600)     ``session_awaiting_answer``
+NotAnApprover                         InvalidRequestError (-32600)     ``not_an_approver``
+                                                                       + ``reason``
 IncompatibleDefinition                UnsupportedOperationError        ``incompatible_definition``
 MalformedPauseToken                   InternalError (-32603)           ``malformed_token``
 ContinuationUnavailable, store down   InternalError (-32603)           ``continuation_unavailable``
@@ -40,6 +42,7 @@ from symfonic import (
     ContinuationUnavailable,
     IncompatibleDefinition,
     MalformedPauseToken,
+    NotAnApprover,
     PauseAlreadyResumed,
     PauseExpired,
     PauseRevoked,
@@ -89,6 +92,10 @@ def a2a_error(refusal: Exception, task_id: str = "") -> A2AError:
                 data={"error": "answer_invalid",
                       "problems": "; ".join(f"{'.'.join(map(str, e.get('loc', [])))}: {e['msg']}"
                                           for e in refusal.errors)})
+        case NotAnApprover():
+            return InvalidRequestError(f"{task} may not be answered by this caller: {refusal}; "
+                                       "it is still waiting for input",
+                                       data={"error": "not_an_approver", "reason": refusal.reason})
         case SessionAwaitingAnswer():
             return InvalidRequestError(
                 f"context {refusal.session_id} has a task waiting for input: answer it (send the "

@@ -169,8 +169,8 @@ class SymfonicRequestHandler(RequestHandler):
             await self.pushes.save(task, push)
 
         async def first() -> AsyncIterator[RunEvent]:
-            stream = await self.host.continuation.resume_stream(token, answer,
-                                                                answered_by=f"a2a:{key_id}")
+            stream = await self.host.continuation.resume_stream(
+                token, answer, answered_by=f"a2a:{key_id}", person=context.state[KEY].person)
             await store.update_task(task.id, state="working", now=self.host.now())
             self.wake()
             return stream

@@ -23,6 +23,7 @@ from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.schemas import (
     Accepted,
     AlreadyResumedProblem,
+    ForbiddenProblem,
     InvalidProblem,
     Outcome,
     PauseList,
@@ -43,7 +44,9 @@ router = APIRouter(route_class=StrictJSONRoute)
 _WHY = {
     400: "The token is malformed: not one this service minted, tampered with, or oversize.",
     401: "No API key, or one this service does not know.",
-    403: "The key lacks the permission this route needs.",
+    403: "The key lacks the permission this route needs (``forbidden``), or its caller may not "
+         "answer this pause (``not_an_approver``: ``reason`` is ``service_key``, "
+         "``outside_audience`` or ``requester``; nothing was claimed).",
     404: "No such pause (or agent) in the key's tenant. A token of another tenant gets this same "
          "answer.",
     409: "The pause was already resumed (``status``/``outcome`` of the first resume), the agent's "
@@ -57,7 +60,8 @@ _WHY = {
          "started or claimed), or it cancelled this run when its grace period ran out "
          "(``run_interrupted``).",
 }
-_MODELS: dict[int, type[Problem]] = {409: AlreadyResumedProblem, 422: InvalidProblem}
+_MODELS: dict[int, type[Problem]] = {403: ForbiddenProblem, 409: AlreadyResumedProblem,
+                                     422: InvalidProblem}
 _STREAM = {
     "description": "The outcome as JSON; with ``Accept: text/event-stream``, the run's events as "
                    "Server-Sent Events (``event`` = the event's kind, ``data`` = its JSON, the "
@@ -110,7 +114,8 @@ async def start_run(name: Annotated[str, PathParam(description="The agent's name
         _check_background(service)
         handle = await agent.submit(body.input, session_id=session_id)
         return JSONResponse(accepted_body(handle.id, service.base(request)), status_code=202)
-    feed = service.pump.start(agent.stream(body.input, session_id=session_id))
+    feed = service.pump.start(agent.stream(body.input, session_id=session_id,
+                                           requested_by=key.person))
     return await run_response(feed, request, service)
 
 
@@ -157,7 +162,9 @@ async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
     """Answer the pause and continue its turn, at most once.
 
     An answer that fails the schema (422) leaves the pause answerable. A second resume is 409
-    ``pause_already_resumed`` with the first one's ``status`` and ``outcome``. Once accepted, the
+    ``pause_already_resumed`` with the first one's ``status`` and ``outcome``. A pause that names
+    who may answer it refuses anyone else (403 ``not_an_approver``, with its ``reason``:
+    ``service_key``, ``outside_audience`` or ``requester``) and changes nothing. Once accepted, the
     turn runs to its end even if the client disconnects. The key's id is stored as who answered
     (the inbox's recent decisions show it). With ``"background": true``: 202 with a run id, the
     answer checked first; a worker continues the turn.
@@ -167,10 +174,11 @@ async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
     service.check_accepting()  # before the claim: a claimed pause must get its turn
     if body.background:
         _check_background(service)
-        handle = await service.host.workers.resume(token, body.answer, answered_by=key.id)
+        handle = await service.host.workers.resume(token, body.answer, answered_by=key.id,
+                                                   person=key.person)
         return JSONResponse(accepted_body(handle.id, service.base(request)), status_code=202)
     events = await service.host.continuation.resume_stream(token, body.answer,
-                                                           answered_by=key.id)
+                                                           answered_by=key.id, person=key.person)
     return await run_response(service.pump.start(events), request, service)
 
 

@@ -10,6 +10,7 @@ PauseExpired                         410   pause_expired
 PauseRevoked                         410   pause_revoked                gone for good, like expiry
 PauseAlreadyResumed                  409   pause_already_resumed        + ``status``, ``outcome``
 AnswerInvalid                        422   answer_invalid               + ``errors``
+NotAnApprover                        403   not_an_approver              + ``reason``
 IncompatibleDefinition               409   incompatible_definition
 AgentNotServed                       404   unknown_agent
 SessionAwaitingAnswer                409   session_awaiting_answer
@@ -43,6 +44,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from symfonic.agent import SessionAwaitingAnswer
+from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.errors import SymfonicError
 from symfonic.platform.continuation import (
     AgentNotServed,
@@ -64,7 +66,8 @@ logger = logging.getLogger("symfonic.http")
 UNKNOWN_PAUSE = "no such pause in this tenant"
 HANDLED: tuple[type[Exception], ...] = (
     UnknownPauseToken, AnswerInvalid, IncompatibleDefinition, ContinuationUnavailable,
-    SessionAwaitingAnswer, StoreUnavailable, ClaimLost, OutcomeUnknown, RecoveryRefused)
+    SessionAwaitingAnswer, StoreUnavailable, ClaimLost, OutcomeUnknown, RecoveryRefused,
+    NotAnApprover)
 RETRY_LATER = {"Retry-After": "5"}
 """The core's refusals this module maps."""
 
@@ -135,6 +138,8 @@ def problem_of(error: Exception) -> Problem:
             return Problem(404, _body("unknown_pause", UNKNOWN_PAUSE))
         case AnswerInvalid():
             return Problem(422, {**_body("answer_invalid", detail), "errors": error.errors})
+        case NotAnApprover():
+            return Problem(403, {**_body("not_an_approver", detail), "reason": error.reason})
         case IncompatibleDefinition():
             return Problem(409, _body("incompatible_definition", detail))
         case AgentNotServed():

@@ -201,7 +201,7 @@ async def answer(token: TokenParam, request: Request) -> Response:
         service.check_accepting()  # before the claim: a claimed pause must get its turn
         try:
             events = await service.host.continuation.resume_stream(
-                token, forms.parse(view.form, form), answered_by=key.id)
+                token, forms.parse(view.form, form), answered_by=key.id, person=key.person)
             bell_of(request).ring(key.tenant)  # claimed: the person's other tabs say so at once
         except AnswerInvalid as invalid:
             return html(pages.pause(await view_of(service, view.ticket), tenant=key.tenant,

@@ -109,6 +109,13 @@ class Ticket(BaseModel):
     answer_schema: dict[str, Any] | None
     outcome: dict[str, Any] | None = Field(default=None, description="Once the resume finished.")
     resume_url: str
+    audience: list[str] = Field(default_factory=list, description=(
+        "Who may answer: 'person:ID' and 'group:NAME' entries; empty when any key of the tenant "
+        "may, service keys included."))
+    quorum: int = Field(default=1, description="How many distinct people of the audience must "
+                                                "approve.")
+    requester: str | None = Field(default=None, description="The id of the person who started "
+                                                            "the turn, when a person did.")
 
 
 class PauseList(BaseModel):
@@ -127,6 +134,13 @@ class Problem(BaseModel):
     error: str = Field(description="A stable code: malformed_token, unknown_pause, pause_expired, "
                                    "pause_revoked, pause_already_resumed, answer_invalid, ...")
     detail: str
+
+
+class ForbiddenProblem(Problem):
+    """403: the key lacks the route's permission (``forbidden``), or the caller may not answer
+    this pause (``not_an_approver``, with its ``reason``); nothing changed."""
+
+    reason: Literal["service_key", "outside_audience", "requester"] | None = None
 
 
 class ErrorItem(BaseModel):
@@ -172,7 +186,8 @@ def ticket_model(ticket: LedgerTicket, base: str) -> Ticket:
                   tool_call_id=ticket.tool_call_id, issued_at=ticket.issued_at,
                   expires_at=ticket.expires_at, status=ticket.status,
                   answer_schema=ticket.answer_schema, outcome=ticket.outcome,
-                  resume_url=resume_url(base, ticket.token))
+                  resume_url=resume_url(base, ticket.token), audience=list(ticket.audience),
+                  quorum=ticket.quorum, requester=ticket.requester)
 
 
 def ticket_body(ticket: LedgerTicket, base: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ AnswerInvalid                           -32602            ``answer_invalid`` + `
 SessionAwaitingAnswer                   -32602            ``session_awaiting_answer``
 (unknown tool), AgentNotServed          -32602            ``unknown_tool``
 (key lacks the permission)              -32600            ``forbidden`` + ``permission``
+NotAnApprover                           -32600            ``not_an_approver`` + ``why``
 IncompatibleDefinition                  -32603            ``incompatible_definition``
 ContinuationUnavailable, StoreError     -32603            ``continuation_unavailable``
 ClaimLost                               -32603            ``claim_lost``
@@ -46,6 +47,7 @@ from symfonic import (
     ContinuationUnavailable,
     IncompatibleDefinition,
     MalformedPauseToken,
+    NotAnApprover,
     OutcomeUnknown,
     PauseAlreadyResumed,
     PauseExpired,
@@ -107,6 +109,9 @@ def mcp_error(refusal: Exception) -> MCPError:
         case AnswerInvalid():
             return invalid("answer_invalid", f"The answer does not fit the question: {detail}; "
                            "the question is still open: answer it again", errors=refusal.errors)
+        case NotAnApprover():
+            return MCPError(code=INVALID_REQUEST, message=f"{detail}; the question is still open",
+                            data={"reason": "not_an_approver", "why": refusal.reason})
         case SessionAwaitingAnswer():
             return invalid("session_awaiting_answer", f"session {refusal.session_id} has a turn "
                            "waiting for an answer: answer (or decline) it first",

@@ -148,7 +148,8 @@ class AgentTools:
                                 {**meta, REQUEST_STATE: state})
         self.service.check_accepting()  # before the claim: a claimed pause must get its turn
         events = await self.host.continuation.resume_stream(token, answer_of(ticket, response.content),
-                                                            answered_by=f"mcp:{key.id}")
+                                                            answered_by=f"mcp:{key.id}",
+                                                            person=key.person)
         outcome = await collect(self.service.pump.start(events).events())
         return await self._ended(ctx, outcome, ticket.session_id)
 

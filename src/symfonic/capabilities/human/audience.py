@@ -1,0 +1,204 @@
+"""Who may answer a pause: its audience, the requester rule, and the approvals that set them.
+
+A pause without an audience is answered as before: by any key of its tenant, a service key
+included. A pause *with* an audience is answered by people only, and only by those it names:
+``person:ID`` entries name one person, ``group:NAME`` entries everyone whose groups hold NAME. The
+person who started the run (its *requester*) may not answer their own pause unless the policy
+says so, since "four eyes" means somebody else's.
+
+The policy is decided when the pause is made, from the declaration (:class:`Approval`, an
+:class:`~symfonic.capabilities.human.typed_interrupts.Interrupt`'s ``audience``, the
+``HumanInteraction``'s default) and, for an approval whose approvers are a function, from the
+call's arguments, so a refund of 50,000 can be routed to ``group:finance-leads``. It is stored with
+the pause, in the pause's transaction, and is never read from a request: what is checked at the
+answer is what was decided at the question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from symfonic.errors import SymfonicError
+from symfonic.kernel.people import Person
+from symfonic.kernel.tool_contract import Tool
+
+__all__ = ["OPEN", "AnswerPolicy", "Approval", "Approvers", "NotAnApprover", "Refusal", "audience_of"]
+
+_ENTRY = re.compile(r"^(person|group):([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127})$")
+Approvers = Sequence[str] | Callable[[dict[str, Any]], Iterable[str]] | None
+"""Audience entries, or a function of the call's arguments returning them; None for none."""
+Refusal = Literal["service_key", "outside_audience", "requester"]
+"""Why somebody may not answer: a key that is no person's, a person the audience does not name,
+or the person who asked."""
+
+
+_WHY: dict[str, str] = {
+    "service_key": "a key that acts as no person may not answer a pause that names its audience",
+    "outside_audience": "the pause's audience does not include this person",
+    "requester": "the person who asked may not answer their own request",
+}
+
+
+class NotAnApprover(SymfonicError, PermissionError):
+    """The caller may not answer this pause; nothing was claimed, the pause still waits.
+
+    Attributes:
+        reason: ``service_key``, ``outside_audience`` or ``requester`` (:data:`Refusal`).
+        pause_id: The pause refused.
+    """
+
+    def __init__(self, reason: Refusal, pause_id: str) -> None:
+        super().__init__(f"pause {pause_id}: {_WHY[reason]}")
+        self.reason: Refusal = reason
+        self.pause_id = pause_id
+
+
+def audience_of(entries: Iterable[str]) -> tuple[str, ...]:
+    """Entries checked and put in a stable order (deduplicated, sorted).
+
+    Raises:
+        ValueError: an entry that is not ``person:ID`` or ``group:NAME`` in the people alphabet.
+    """
+    checked: set[str] = set()
+    for entry in entries:
+        if not isinstance(entry, str) or not _ENTRY.match(entry):
+            raise ValueError(f"invalid audience entry {entry!r}: use 'person:ID' or 'group:NAME'")
+        checked.add(entry)
+    return tuple(sorted(checked))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerPolicy:
+    """Who may answer one pause, as stored with it.
+
+    Attributes:
+        audience: ``person:``/``group:`` entries; empty for a pause anyone of its tenant may
+            answer (service keys included), as every pause was before audiences.
+        quorum: How many distinct people of the audience must approve.
+        requester_may_answer: Whether the person who started the run may answer it.
+    """
+
+    audience: tuple[str, ...] = ()
+    quorum: int = 1
+    requester_may_answer: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "audience", audience_of(self.audience))
+        if not isinstance(self.quorum, int) or isinstance(self.quorum, bool) or self.quorum < 1:
+            raise ValueError(f"a quorum is a whole number of people, at least 1: {self.quorum!r}")
+        if self.quorum > 1 and not self.audience:
+            raise ValueError("a quorum counts people of an audience: give approvers")
+
+    @property
+    def open(self) -> bool:
+        """No audience: today's behaviour, any key of the tenant answers."""
+        return not self.audience
+
+    def admits(self, person: Person) -> bool:
+        return (f"person:{person.id}" in self.audience
+                or any(f"group:{group}" in self.audience for group in person.groups))
+
+    def refusal(self, person: Person | None, requester: str | None) -> Refusal | None:
+        """Why ``person`` (None: a service key) may not answer; None when they may."""
+        if self.open:
+            return None
+        if person is None:
+            return "service_key"
+        if not self.admits(person):
+            return "outside_audience"
+        if requester is not None and person.id == requester and not self.requester_may_answer:
+            return "requester"
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"audience": list(self.audience), "quorum": self.quorum,
+                "requester_may_answer": self.requester_may_answer}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> AnswerPolicy:
+        """The stored shape back; the open policy for None (a pause written before audiences).
+
+        Raises:
+            ValueError: the mapping is not a policy this library wrote.
+        """
+        if data is None:
+            return OPEN
+        try:
+            return cls(audience=tuple(data["audience"]), quorum=data["quorum"],
+                       requester_may_answer=bool(data["requester_may_answer"]))
+        except (KeyError, TypeError) as wrong:
+            raise ValueError(f"not an answer policy: {data!r}") from wrong
+
+
+OPEN = AnswerPolicy()
+"""Anyone of the tenant answers, the requester included: how a pause without an audience reads."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A tool that waits for approval, and who must give it.
+
+    ``HumanInteraction(approvals=[...])`` takes these beside plain tool names and predicates.
+
+    Attributes:
+        tool: The tool's name, or a predicate given each tool (see ``HumanInteraction``).
+        approvers: Audience entries (``"group:finance"``, ``"person:ada"``), or a function of
+            the call's arguments returning them; None for the ``HumanInteraction``'s default
+            audience (none: anyone of the tenant).
+        quorum: How many distinct people of the audience must approve (needs approvers).
+        when: A predicate over the call's arguments; when it is false the call runs without a
+            pause. None: every call waits.
+        requester_may_answer: Whether the person who started the run may approve their own call.
+        ttl: How long the pause waits; the ``HumanInteraction``'s when None.
+    """
+
+    tool: str | Callable[[Tool], bool]
+    approvers: Approvers = None
+    quorum: int = 1
+    when: Callable[[dict[str, Any]], bool] | None = None
+    requester_may_answer: bool = False
+    ttl: timedelta | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.approvers, str):
+            raise TypeError(f"approvers is a list of entries, not one string: [{self.approvers!r}]")
+        if self.approvers is not None and not callable(self.approvers):
+            object.__setattr__(self, "approvers", audience_of(self.approvers))
+        if not isinstance(self.quorum, int) or isinstance(self.quorum, bool) or self.quorum < 1:
+            raise ValueError(f"a quorum is a whole number of people, at least 1: {self.quorum!r}")
+        if self.quorum > 1:
+            # Refused rather than stored and ignored: until votes are counted, a quorum of two
+            # would be completed by one approval.
+            raise ValueError("a quorum above 1 is not supported yet: votes are not counted")
+
+    def policy_for(self, arguments: dict[str, Any], default: Sequence[str]) -> AnswerPolicy:
+        """The policy of one call: its approvers (computed from ``arguments`` when a function).
+
+        Raises:
+            ValueError: the function returned entries that are not an audience.
+        """
+        approvers = self.approvers
+        entries = (default if approvers is None
+                   else approvers(dict(arguments)) if callable(approvers) else approvers)
+        return AnswerPolicy(audience=tuple(entries), quorum=self.quorum,
+                            requester_may_answer=self.requester_may_answer)
+
+    def waits_for(self, arguments: dict[str, Any]) -> bool:
+        return self.when is None or bool(self.when(dict(arguments)))
+
+    def describe(self) -> dict[str, Any]:
+        """For the agent definition's digest: a change of policy is a new definition."""
+        approvers = self.approvers
+        return {"approvers": (f"<{_named(approvers)}>" if callable(approvers)
+                              else None if approvers is None else list(approvers)),
+                "quorum": self.quorum, "when": None if self.when is None else f"<{_named(self.when)}>",
+                "requester_may_answer": self.requester_may_answer,
+                "ttl": None if self.ttl is None else self.ttl.total_seconds()}
+
+
+def _named(function: object) -> str:
+    return str(getattr(function, "__qualname__", None) or type(function).__name__)

@@ -1,0 +1,42 @@
+"""The people suite: what every store keeps of who may answer and who answers.
+
+:class:`~symfonic.testing.conformance.StoreConformance` inherits it. The behaviours: a pause's
+requester and answer policy come back from every read of the ledger and from its claim, and an
+API key keeps the person it acts as (a service key, none).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from symfonic.kernel.people import Person
+from symfonic.testing.keys_conformance import record
+from symfonic.testing.pauses import ACME, NOW, pause_issue
+from symfonic.transports.http.accounts import accounts_of
+
+
+class PeopleConformance:
+    """Who-may-answer behaviours; ``store`` is a fixture the subclass provides."""
+
+    async def test_who_may_answer_is_kept_with_the_pause(self, store: Any) -> None:
+        """The requester and the answer policy come back from every read, and from the claim."""
+        issue = pause_issue()
+        policy = {"audience": ["group:finance", "person:ada"], "quorum": 2,
+                  "requester_may_answer": False}
+        record = dataclasses.replace(issue.record, requester="bob", policy=policy)
+        await store.ledger.issue(dataclasses.replace(issue, record=record))
+        assert await store.ledger.get(record.jti) == record
+        [listed] = await store.ledger.pauses(ACME, NOW)
+        assert (listed.requester, listed.policy) == ("bob", policy)
+        claim = await store.ledger.claim(record.jti, NOW + 1)
+        assert claim.won and (claim.record.requester, claim.record.policy) == ("bob", policy)
+
+    async def test_a_key_keeps_the_person_it_acts_as(self, store: Any) -> None:
+        ada = Person(id="ada", name="Ada Lovelace", email="ada@example.com",
+                     groups=frozenset({"finance", "support"}))
+        personal = dataclasses.replace(record("k1"), person=ada)
+        assert await accounts_of(store).keys.add_key(personal)
+        assert await accounts_of(store).keys.add_key(record("k2"))
+        assert await accounts_of(store).keys.get_key("k1") == personal
+        assert [k.person for k in await accounts_of(store).keys.keys("acme")] == [ada, None]

@@ -1,0 +1,79 @@
+"""Who may answer, over real HTTP: person keys, a routed audience, refusals that change nothing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from symfonic import Person
+from tests.support.agents import approvals_agent, refund_lines, routed
+from tests.support.clients import csrf_of, sign_in
+from tests.support.servers import LiveServer, ServerFactory
+
+APPROVE = {"answer": {"approved": True}}
+PEOPLE = {"ada": Person(id="ada", name="Ada", groups=frozenset({"finance"})),
+          "grace": Person(id="grace", name="Grace", groups=frozenset({"finance", "finance-leads"})),
+          "bob": Person(id="bob", name="Bob", groups=frozenset({"support"}))}
+
+
+@pytest.fixture
+def desk(start_server: ServerFactory) -> LiveServer:
+    server = start_server(agents=[approvals_agent(approvers=routed)])
+    for name, person in PEOPLE.items():
+        server.secrets[name] = server.keys.issue("acme", label=f"{name}'s laptop", person=person)
+    return server
+
+
+@pytest.fixture
+async def http(desk: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=desk.url, timeout=20) as client:
+        yield client
+
+
+async def paused_by(http: httpx.AsyncClient, desk: LiveServer, who: str, order: int = 42) -> str:
+    response = await http.post("/v1/agents/support/runs", headers=desk.auth(who),
+                               json={"input": f"refund order {order}"})
+    assert response.status_code == 200, response.text
+    return str(response.json()["interrupt"]["token"])
+
+
+async def test_the_ticket_names_the_audience_and_the_requester(http: httpx.AsyncClient,
+                                                                desk: LiveServer) -> None:
+    token = await paused_by(http, desk, "ada", order=1234)
+    ticket = (await http.get(f"/v1/pauses/{token}", headers=desk.auth("bob"))).json()
+    assert (ticket["audience"], ticket["quorum"], ticket["requester"]) == (
+        ["group:finance-leads"], 1, "ada")
+
+
+@pytest.mark.parametrize(("who", "reason"), [
+    ("acme", "service_key"), ("bob", "outside_audience"), ("ada", "requester")])
+async def test_each_refusal_is_403_with_its_reason_and_changes_nothing(
+        http: httpx.AsyncClient, desk: LiveServer, refunds: Path, who: str, reason: str) -> None:
+    token = await paused_by(http, desk, "ada")
+    refused = await http.post(f"/v1/pauses/{token}/resume", json=APPROVE, headers=desk.auth(who))
+    assert refused.status_code == 403
+    assert (refused.json()["error"], refused.json()["reason"]) == ("not_an_approver", reason)
+    ticket = (await http.get(f"/v1/pauses/{token}", headers=desk.auth("acme"))).json()
+    assert ticket["status"] == "outstanding" and refund_lines(refunds) == []
+    answered = await http.post(f"/v1/pauses/{token}/resume", json=APPROVE,
+                               headers=desk.auth("grace"))
+    assert answered.status_code == 200 and answered.json()["status"] == "completed"
+    assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]
+
+
+async def test_the_inbox_refuses_an_outsider_with_a_page_that_says_why(
+        http: httpx.AsyncClient, desk: LiveServer, refunds: Path) -> None:
+    token = await paused_by(http, desk, "ada")
+    csrf = await sign_in(http, desk, "bob")
+    sent = await http.post(f"/inbox/pauses/{token}", data={"decision": "approve", "csrf": csrf})
+    assert sent.status_code == 403
+    assert "audience does not include" in sent.text
+    assert refund_lines(refunds) == []
+    await http.post("/inbox/logout", data={"csrf": csrf_of((await http.get("/inbox")).text)})
+    csrf = await sign_in(http, desk, "grace")
+    sent = await http.post(f"/inbox/pauses/{token}", data={"decision": "approve", "csrf": csrf})
+    assert sent.status_code == 303
+    assert len(refund_lines(refunds)) == 1
