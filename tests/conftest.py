@@ -66,6 +66,14 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture
+def refunds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo agent's refunds ledger for this test: one line per refund that ran."""
+    path = tmp_path / "refunds.log"
+    monkeypatch.setenv("SYMFONIC_DEMO_REFUNDS", str(path))
+    return path
+
+
+@pytest.fixture
 async def sqlite_store(tmp_path: Path) -> AsyncIterator[object]:
     from symfonic.stores.sqlite import SQLiteStore
 

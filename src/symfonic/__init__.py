@@ -10,6 +10,7 @@ inside the adapter that needs them.
 from symfonic.agent import Agent, AgentSpec, SessionAwaitingAnswer
 from symfonic.capabilities.human import (
     ASK_USER,
+    AlreadyAnswered,
     AnswerInvalid,
     Approval,
     HumanInteraction,
@@ -77,6 +78,7 @@ from symfonic.services.turn_state import TurnStateFormatError
 from symfonic.tools import tool
 
 __all__ = [
+    "AlreadyAnswered",
     "ASK_USER",
     "Agent",
     "AgentNotServed",

@@ -31,6 +31,7 @@ outside it.
     ├── RecoveryRefused(RuntimeError)         only an interrupted turn can be recovered
     ├── AnswerInvalid(ValueError)             a person's answer fails the pause's schema; nothing claimed
     ├── NotAnApprover(PermissionError)        the caller is not among who may answer (403); nothing claimed
+    ├── AlreadyAnswered(RuntimeError)         a person's second approval of the same arguments (409)
     ├── SessionAwaitingAnswer(RuntimeError)   a new turn on a session whose turn is paused
     ├── HumanInteractionError(ValueError)     the model asked wrongly; the pause stage declines
     │   ├── InteractionPayloadInvalid         the question does not fit the interrupt's schema

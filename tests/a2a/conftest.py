@@ -20,13 +20,6 @@ from tests.support.agents import SECRET
 from tests.support.servers import LiveServer, Served, loopback_socket
 
 
-@pytest.fixture
-def refunds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "refunds.log"
-    monkeypatch.setenv("SYMFONIC_DEMO_REFUNDS", str(path))
-    return path
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":

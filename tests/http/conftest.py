@@ -30,14 +30,6 @@ from tests.support.servers import LiveServer, Served, ServerFactory, loopback_so
 
 
 @pytest.fixture
-def refunds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The demo agent's refunds ledger for this test: one line per refund that ran."""
-    path = tmp_path / "refunds.log"
-    monkeypatch.setenv("SYMFONIC_DEMO_REFUNDS", str(path))
-    return path
-
-
-@pytest.fixture
 def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[ServerFactory]:
     """Start servers: ``start_server(agents=..., webhooks=..., database=..., workers=...)``; all
     stop after. With ``workers`` (at most one such server at a time: DBOS is one per process), the

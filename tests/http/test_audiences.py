@@ -77,3 +77,26 @@ async def test_the_inbox_refuses_an_outsider_with_a_page_that_says_why(
     sent = await http.post(f"/inbox/pauses/{token}", data={"decision": "approve", "csrf": csrf})
     assert sent.status_code == 303
     assert len(refund_lines(refunds)) == 1
+
+
+async def test_a_quorum_of_two_over_http_and_in_the_inbox(start_server: ServerFactory,
+                                                          refunds: Path) -> None:
+    desk = start_server(agents=[approvals_agent(approvers=["group:finance"], quorum=2)])
+    for name, person in PEOPLE.items():
+        desk.secrets[name] = desk.keys.issue("acme", person=person)
+    async with httpx.AsyncClient(base_url=desk.url, timeout=20) as http:
+        token = await paused_by(http, desk, "bob")
+        first = await http.post(f"/v1/pauses/{token}/resume", json=APPROVE, headers=desk.auth("ada"))
+        assert first.status_code == 200 and first.json()["status"] == "paused"
+        ticket = (await http.get(f"/v1/pauses/{token}", headers=desk.auth("ada"))).json()
+        assert (ticket["quorum"], ticket["approved_by"], ticket["waiting_for"]) == (2, ["ada"], 1)
+        again = await http.post(f"/v1/pauses/{token}/resume", json=APPROVE, headers=desk.auth("ada"))
+        assert again.status_code == 409 and again.json()["error"] == "already_answered_by_you"
+        await sign_in(http, desk, "grace")
+        card = (await http.get(f"/inbox/pauses/{token}")).text
+        assert "needs 2 approvals: approved by ada, waiting for 1" in card
+        assert refund_lines(refunds) == []
+        done = await http.post(f"/v1/pauses/{token}/resume", json=APPROVE,
+                               headers=desk.auth("grace"))
+        assert done.status_code == 200 and done.json()["status"] == "completed"
+        assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]

@@ -23,13 +23,6 @@ GRACE = Person(id="grace", groups=frozenset({"finance", "finance-leads"}))
 BOB = Person(id="bob", groups=frozenset({"support"}))
 
 
-@pytest.fixture
-def refunds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "refunds.log"
-    monkeypatch.setenv("SYMFONIC_DEMO_REFUNDS", str(path))
-    return path
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def host(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Host]:
     url = (f"sqlite:///{tmp_path / 'desk.db'}" if request.param == "sqlite"
@@ -127,8 +120,10 @@ def test_a_policy_is_checked_when_it_is_declared() -> None:
         Approval("issue_refund", approvers="group:finance")
     with pytest.raises(ValueError, match="at least 1"):
         Approval("issue_refund", approvers=["group:finance"], quorum=0)
-    with pytest.raises(ValueError, match="not supported yet"):
-        Approval("issue_refund", approvers=["group:finance"], quorum=2)
+    with pytest.raises(ValueError, match="a quorum counts people of an audience"):
+        Approval("issue_refund", approvers=[], quorum=2)
+    with pytest.raises(ValueError, match="names no approvers"):
+        HumanInteraction(approvals=[Approval("issue_refund", quorum=2)]).specs({})
     with pytest.raises(ValueError, match="invalid audience entry"):
         HumanInteraction(audience=["group:fin ance"]).specs({})
 

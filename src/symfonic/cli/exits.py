@@ -35,7 +35,7 @@ from typing import NoReturn
 import typer
 
 from symfonic.agent import SessionAwaitingAnswer
-from symfonic.capabilities.human.audience import NotAnApprover
+from symfonic.capabilities.human.audience import AlreadyAnswered, NotAnApprover
 from symfonic.platform.continuation import (
     AgentNotServed,
     AnswerInvalid,
@@ -88,7 +88,9 @@ def explain(error: BaseException) -> tuple[Exit, str] | None:
     match error:
         case UnknownPauseToken():
             return Exit.REFUSED, f"{name}: {error}"
-        case RecoveryRefused() | IncompatibleDefinition() | SessionAwaitingAnswer() | NotAnApprover():
+        case RecoveryRefused() | IncompatibleDefinition() | SessionAwaitingAnswer():
+            return Exit.REFUSED, f"{name}: {error}"
+        case NotAnApprover() | AlreadyAnswered():
             return Exit.REFUSED, f"{name}: {error}"
         case AnswerInvalid():
             return Exit.INVALID_ANSWER, f"invalid answer: {error}"

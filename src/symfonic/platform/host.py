@@ -41,7 +41,13 @@ from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailab
 from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation.conversations import conversation_upto
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
-from symfonic.platform.tickets import LedgerTicket, claims_of, page_after, record_in_scope, ticket_of
+from symfonic.platform.tickets import (
+    LedgerTicket,
+    claims_of,
+    counted_ticket,
+    page_after,
+    record_in_scope,
+)
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError, TranscriptService
 from symfonic.services.ledger import SWEEP_BATCH, Listing, PauseRecord, sweep
@@ -290,7 +296,8 @@ class Host:
         with reachable():
             store, now = await self.store(), self._clock()
             records = await read(store, now)
-        return [ticket_of(self._keys.encode(claims_of(r)), r, now) for r in records]
+            return [await counted_ticket(store.ledger, self._keys.encode(claims_of(r)), r, now)
+                    for r in records]
 
     async def conversation(self, token: str) -> list[Message]:
         """The pause's session up to the pause (see :mod:`~symfonic.platform.continuation.conversations`)."""

@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError
 from symfonic.services.ledger import PageAfter, PauseLedger, PauseRecord, PauseStatus
+from symfonic.services.votes import Vote, tally
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +45,9 @@ class LedgerTicket:
         policy: Who may answer (:class:`~symfonic.capabilities.human.audience.AnswerPolicy`):
             its ``audience`` (empty: anyone of the tenant) and ``quorum``.
         requester: The id of the person who started the turn, when a person did.
+        approved_by: For a pause that needs several approvals: who approved its current
+            arguments so far (:mod:`symfonic.services.votes`); ``question`` then holds the
+            arguments as last edited, the ones the next approver approves.
     """
 
     token: str
@@ -65,6 +70,12 @@ class LedgerTicket:
     decision: dict[str, Any] | None = None
     policy: AnswerPolicy = OPEN
     requester: str | None = None
+    approved_by: tuple[str, ...] = ()
+
+    @property
+    def waiting_for(self) -> int:
+        """How many more approvals the pause needs before its turn goes on."""
+        return max(0, self.policy.quorum - len(self.approved_by))
 
     @property
     def audience(self) -> tuple[str, ...]:
@@ -97,15 +108,27 @@ def page_after(cursor: str) -> PageAfter:
     return float(issued_at), jti
 
 
-def ticket_of(token: str, record: PauseRecord, now: float) -> LedgerTicket:
+def ticket_of(token: str, record: PauseRecord, now: float,
+              votes: Sequence[Vote] = ()) -> LedgerTicket:
+    """The ticket of ``record``; ``votes``, for a pause that needs several approvals, say where
+    they stand (:func:`counted_ticket` reads them)."""
+    counted = tally(votes)
+    question = record.payload.get("question") if counted.arguments is None else counted.arguments
     return LedgerTicket(
-        token=token, scope=record.scope, question=record.payload.get("question"),
+        token=token, scope=record.scope, question=question,
         agent=record.pin.partition("@")[0], name=record.name, kind=record.kind,
         session_id=record.session_id, tool_call_id=record.tool_call_id,
         issued_at=record.issued_at, expires_at=record.expires_at, status=record.status_at(now),
         answer_schema=record.answer_schema, outcome=record.outcome, jti=record.jti,
         answered_at=record.claimed_at, answered_by=record.answered_by, decision=record.decision,
-        policy=policy_of(record), requester=record.requester)
+        policy=policy_of(record), requester=record.requester, approved_by=counted.approved_by)
+
+
+async def counted_ticket(ledger: PauseLedger, token: str, record: PauseRecord,
+                         now: float) -> LedgerTicket:
+    """:func:`ticket_of`, with the votes read when the pause needs several approvals."""
+    needs_votes = policy_of(record).quorum > 1
+    return ticket_of(token, record, now, await ledger.votes(record.jti) if needs_votes else ())
 
 
 def policy_of(record: PauseRecord) -> AnswerPolicy:

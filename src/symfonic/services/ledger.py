@@ -31,6 +31,7 @@ from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import TranscriptTail
 from symfonic.services.outbox import Notification
 from symfonic.services.turn_state import TurnState
+from symfonic.services.votes import Vote
 
 PauseStatus = Literal[
     "outstanding", "claimed", "completed", "paused_again", "failed", "expired", "revoked",
@@ -207,6 +208,19 @@ class PauseLedger(Protocol):
 
     async def revoke(self, jti: str, now: float) -> bool:
         """Revoke an outstanding pause; False when it was not outstanding."""
+        ...
+
+    async def cast_vote(self, vote: Vote, now: float) -> bool:
+        """Record an approval of a pause that needs several (:mod:`symfonic.services.votes`).
+
+        False, and nothing written, when the pause is not outstanding at ``now``, when the person
+        already voted in ``vote.round``, or when ``vote`` is an edit and another edit opened that
+        round first; the caller reads the pause and the votes to tell which.
+        """
+        ...
+
+    async def votes(self, jti: str) -> list[Vote]:
+        """Every vote cast on the pause, in no particular order."""
         ...
 
     async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:

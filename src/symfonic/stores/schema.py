@@ -123,6 +123,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE symfonic_pauses ADD COLUMN requester TEXT",
         "ALTER TABLE symfonic_pauses ADD COLUMN policy TEXT",
     ),
+    (
+        """CREATE TABLE symfonic_pause_votes (
+            jti TEXT NOT NULL REFERENCES symfonic_pauses (jti), round INTEGER NOT NULL,
+            person TEXT NOT NULL, arguments TEXT, answered_by TEXT,
+            cast_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (jti, round, person))""",
+        # One edit opens a round: a second edit racing for the same round is refused here.
+        """CREATE UNIQUE INDEX symfonic_pause_votes_edits ON symfonic_pause_votes (jti, round)
+            WHERE arguments IS NOT NULL""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -140,7 +149,8 @@ pause to whoever follows its session without reading a transport's tables; the A
 listened are copied in. Version 11: an API key may act as a person (JSON: id, name, email,
 groups); NULL for a service key, as every key was before. Version 12: who started a paused turn
 (a person's id) and who may answer it (JSON: audience, quorum, whether the requester may); NULL
-for a pause anyone of its tenant may answer, as every pause was before.
+for a pause anyone of its tenant may answer, as every pause was before. Version 13: the votes of
+pauses that need several approvals (:mod:`symfonic.services.votes`).
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

@@ -29,6 +29,7 @@ from symfonic.services.ledger import (
 )
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
+from symfonic.services.votes import Vote
 
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
@@ -77,6 +78,13 @@ LIST_OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = 
                     "ORDER BY issued_at, jti LIMIT ?")
 LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND {LAPSED} "
                     "AND (issued_at, jti) > (?, ?) ORDER BY issued_at, jti LIMIT ?")
+CAST_VOTE = ("INSERT INTO symfonic_pause_votes (jti, round, person, arguments, answered_by, cast_at) "
+             "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM symfonic_pauses WHERE jti = ? "
+             "AND status = 'outstanding' AND expires_at > ?) ON CONFLICT DO NOTHING")
+"""A vote, written only while its pause is answerable and only once per person and round (and
+one edit per round): :mod:`symfonic.services.votes`. Parameters: :func:`vote_row`."""
+VOTES = ("SELECT jti, round, person, arguments, answered_by, cast_at FROM symfonic_pause_votes "
+         "WHERE jti = ?")
 OUTSTANDING_COUNTS = ("SELECT scope, pin, COUNT(*) FROM symfonic_pauses WHERE status = 'outstanding' "
                       "AND expires_at > ? GROUP BY scope, pin")
 
@@ -288,3 +296,23 @@ def turn_state_of(text: str) -> TurnState:
     if not isinstance(data, dict):
         raise TurnStateFormatError("a stored turn state is not a JSON object")
     return TurnState.from_dict(data)
+
+
+def vote_row(vote: Vote, now: float) -> tuple[Any, ...]:
+    return (vote.jti, vote.round, vote.person,
+            None if vote.arguments is None else dump_json(vote.arguments), vote.answered_by,
+            vote.cast_at, vote.jti, now)
+
+
+def vote_of(row: Sequence[Any]) -> Vote:
+    """A stored vote as a record.
+
+    Raises:
+        StoredFormatError: its arguments are not the JSON this library wrote.
+    """
+    try:
+        arguments = None if row[3] is None else json.loads(row[3])
+    except ValueError as damaged:
+        raise StoredFormatError(f"a vote on pause {row[0]} is damaged: {damaged!r}") from damaged
+    return Vote(jti=row[0], round=int(row[1]), person=row[2], arguments=arguments,
+                answered_by=row[4], cast_at=float(row[5]))

@@ -38,7 +38,7 @@ from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.continuation import RecoveryRefused
-from symfonic.platform.continuation.claimed import ClaimedStream
+from symfonic.platform.continuation.claimed import ClaimedStream, ResumeStream
 from symfonic.stores.opening import pool_options
 from symfonic.workers import replayed
 from symfonic.workers.options import WorkerOptions
@@ -318,7 +318,8 @@ async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None,
 
 
 async def _taken_over(host: Host, takeover: Callable[[], Awaitable[ClaimedStream]],
-                      outstanding: Callable[[], Awaitable[ClaimedStream]] | None) -> ClaimedStream:
+                      outstanding: Callable[[], Awaitable[ResumeStream]] | None,
+                      ) -> ResumeStream:
     """A replayed segment's stream, once the ledger lets it continue the turn: ``takeover`` as soon
     as the pause is interrupted, ``outstanding`` if the first attempt died before its claim (a
     recovery has none: its pause was given back, and is refused)."""
@@ -369,6 +370,7 @@ async def _recover(run_id: str, token: str) -> RunOutcome:
             return await replayed.transcript_length(host, scope, session_id)
 
         started_at = await DBOS.run_step_async({"name": "symfonic.recovering"}, starting)
+        stream: ResumeStream
         if first:
             stream = await host.continuation.recover_stream(token, run_id=run_id,
                                                              recovered_from=started_at)

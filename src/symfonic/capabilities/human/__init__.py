@@ -1,6 +1,11 @@
 """Stopping a turn to ask a person: ``ask_user``, typed interrupts and tool approvals."""
 
-from symfonic.capabilities.human.audience import AnswerPolicy, Approval, NotAnApprover
+from symfonic.capabilities.human.audience import (
+    AlreadyAnswered,
+    AnswerPolicy,
+    Approval,
+    NotAnApprover,
+)
 from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.errors import (
     AnswerInvalid,
@@ -18,6 +23,7 @@ from symfonic.capabilities.human.typed_interrupts import ASK_USER, ApprovalAnswe
 __all__ = [
     "ASK_USER",
     "PAUSE_WIRING",
+    "AlreadyAnswered",
     "AnswerInvalid",
     "AnswerPolicy",
     "Approval",

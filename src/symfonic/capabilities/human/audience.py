@@ -26,7 +26,8 @@ from symfonic.errors import SymfonicError
 from symfonic.kernel.people import Person
 from symfonic.kernel.tool_contract import Tool
 
-__all__ = ["OPEN", "AnswerPolicy", "Approval", "Approvers", "NotAnApprover", "Refusal", "audience_of"]
+__all__ = ["OPEN", "AlreadyAnswered", "AnswerPolicy", "Approval", "Approvers", "NotAnApprover",
+           "Refusal", "audience_of"]
 
 _ENTRY = re.compile(r"^(person|group):([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127})$")
 Approvers = Sequence[str] | Callable[[dict[str, Any]], Iterable[str]] | None
@@ -55,6 +56,21 @@ class NotAnApprover(SymfonicError, PermissionError):
         super().__init__(f"pause {pause_id}: {_WHY[reason]}")
         self.reason: Refusal = reason
         self.pause_id = pause_id
+
+
+class AlreadyAnswered(SymfonicError, RuntimeError):
+    """The person already approved this pause's current arguments; their vote counts once.
+
+    Attributes:
+        pause_id: The pause.
+        person: Who voted again.
+    """
+
+    def __init__(self, pause_id: str, person: str) -> None:
+        super().__init__(f"pause {pause_id}: {person} already approved it; another approver "
+                         "must complete it")
+        self.pause_id = pause_id
+        self.person = person
 
 
 def audience_of(entries: Iterable[str]) -> tuple[str, ...]:
@@ -170,10 +186,8 @@ class Approval:
             object.__setattr__(self, "approvers", audience_of(self.approvers))
         if not isinstance(self.quorum, int) or isinstance(self.quorum, bool) or self.quorum < 1:
             raise ValueError(f"a quorum is a whole number of people, at least 1: {self.quorum!r}")
-        if self.quorum > 1:
-            # Refused rather than stored and ignored: until votes are counted, a quorum of two
-            # would be completed by one approval.
-            raise ValueError("a quorum above 1 is not supported yet: votes are not counted")
+        if self.quorum > 1 and self.approvers is not None and not callable(self.approvers):
+            AnswerPolicy(audience=tuple(self.approvers), quorum=self.quorum)  # checked now
 
     def policy_for(self, arguments: dict[str, Any], default: Sequence[str]) -> AnswerPolicy:
         """The policy of one call: its approvers (computed from ``arguments`` when a function).

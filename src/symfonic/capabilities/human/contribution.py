@@ -80,6 +80,10 @@ class HumanInteraction:
                 cached[interrupt.name] = typed_spec(interrupt, self.ttl, audience)
             for declared in self.approvals:
                 approval = declared if isinstance(declared, Approval) else Approval(declared)
+                if approval.quorum > 1 and approval.approvers is None and not audience:
+                    raise ValueError(f"the approval of {approval.tool!r} needs a quorum of "
+                                     f"{approval.quorum} but names no approvers, and the "
+                                     "capability has no audience")
                 chosen = approval.tool
                 if not isinstance(chosen, str):
                     cached.update({name: approval_spec(tool, self.ttl, approval, audience)

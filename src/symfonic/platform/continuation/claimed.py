@@ -28,9 +28,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from symfonic.agent import PreparedTurn
 from symfonic.kernel.events import Completed, Failed, Paused, RunEvent, ToolCallCompleted
@@ -262,6 +262,18 @@ class ClaimedTurn:
                     await self.store.ledger.release(self.jti, claimed_at=self.claimed_at)
         except (StoreError, TimeoutError) as failed:
             logger.warning("pause %s stays claimed until its lease lapses: %s", self.jti, failed)
+
+
+class ResumeStream(Protocol):
+    """What a resume returns: a claimed turn's events (:class:`ClaimedStream`), or, for a vote
+    that did not complete its quorum, the one event saying the turn still waits. Either may be
+    closed unread (``aclose``)."""
+
+    def __aiter__(self) -> AsyncIterator[RunEvent]: ...
+
+    def __anext__(self) -> Awaitable[RunEvent]: ...
+
+    async def aclose(self) -> None: ...
 
 
 class ClaimedStream(AsyncIterator[RunEvent]):

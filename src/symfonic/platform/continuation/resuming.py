@@ -46,7 +46,12 @@ from symfonic.platform.continuation import (
     UnknownPauseToken,
     UnknownSigningKey,
 )
-from symfonic.platform.continuation.claimed import DEFAULT_LEASE, ClaimedStream, ClaimedTurn
+from symfonic.platform.continuation.claimed import (
+    DEFAULT_LEASE,
+    ClaimedStream,
+    ClaimedTurn,
+    ResumeStream,
+)
 from symfonic.platform.continuation.recovery import interactions, recovered_round
 from symfonic.platform.continuation.refusals import (
     paused_call,
@@ -55,7 +60,14 @@ from symfonic.platform.continuation.refusals import (
     scope_or_none,
     unknown,
 )
-from symfonic.platform.tickets import LedgerTicket, policy_of, record_in_scope, ticket_of
+from symfonic.platform.continuation.voting import counted, still_waiting
+from symfonic.platform.tickets import (
+    LedgerTicket,
+    counted_ticket,
+    policy_of,
+    record_in_scope,
+    ticket_of,
+)
 from symfonic.services.conversation import StoreError, StoreUnavailable, TranscriptService
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.turn_state import TurnState, resolution_from_dict, resolution_to_dict
@@ -138,10 +150,11 @@ class LedgerContinuation:
 
     async def _ticket(self, token: str) -> LedgerTicket:
         claims = self.verify(token)
-        record = await self._record(await self._store(), claims)
+        store = await self._store()
+        record = await self._record(store, claims)
         if record.status in ("revoked", "expired"):
             refuse(record, self._clock())
-        return ticket_of(token, record, self._clock())
+        return await counted_ticket(store.ledger, token, record, self._clock())
 
     async def pause_ticket(self, pause_id: str, scope: Scope, *,
                            as_of: float | None = None) -> LedgerTicket | None:
@@ -173,7 +186,7 @@ class LedgerContinuation:
                                                       person=person))
 
     async def resume_stream(self, token: str, answer: Any, *, answered_by: str | None = None,
-                            person: Person | None = None) -> ClaimedStream:
+                            person: Person | None = None) -> ResumeStream:
         """Like :meth:`resume`, returning the resumed run's events.
 
         ``answered_by`` names who answered (an API key's id, say); it is stored with the claim,
@@ -197,7 +210,7 @@ class LedgerContinuation:
 
     async def resume_run_stream(self, token: str, answer: Any, *, run_id: str,
                                 answered_by: str | None = None,
-                                person: Person | None = None) -> ClaimedStream:
+                                person: Person | None = None) -> ResumeStream:
         """:meth:`resume_stream` as the run ``run_id``: a background resume names its run, so
         that a replay of it on another worker (:meth:`takeover_stream`) is the same run."""
         with measures.refusals(), reachable():
@@ -234,7 +247,8 @@ class LedgerContinuation:
         return claims, scope, agent, store, record, state
 
     async def _resume_stream(self, token: str, answer: Any, answered_by: str | None,
-                             run_id: str | None, person: Person | None) -> ClaimedStream:
+                             run_id: str | None,
+                             person: Person | None) -> ResumeStream:
         claims, scope, agent, store, record, state = await self._paused(token)
         if record.status != "outstanding":
             refuse(record, self._clock())
@@ -242,8 +256,17 @@ class LedgerContinuation:
         state, call = paused_call(claims, state, scope)
         tools = await agent.spec.listed_tools()
         spec = answer_spec(agent, record, tools)
-        decision = project(spec, call, spec.check_answer(answer), call_state=state.call_state,
-                           earlier=state.resolved.get(call.id))
+        quorum = policy_of(record).quorum
+        if quorum > 1 and person is not None and spec.purpose == "approval":
+            # An approval among several: counted, and claimed only by the one that completes.
+            counted_decision = await counted(store.ledger, record, spec, call, answer, person,
+                                             answered_by, quorum, self._clock)
+            if counted_decision is None:
+                return still_waiting(token, record)
+            decision = counted_decision
+        else:
+            decision = project(spec, call, spec.check_answer(answer), call_state=state.call_state,
+                               earlier=state.resolved.get(call.id))
         request = TurnRequest(run_id=run_id or uuid.uuid4().hex, root_run_id=state.root_run_id,
                               session_id=state.session_id, thread_id=state.thread_id, scope=scope,
                               resumed_from=claims.jti, continues_trace=state.trace_parent,

@@ -13,6 +13,7 @@ from symfonic.services.conversation import TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState
+from symfonic.services.votes import Vote
 
 
 class MemoryDatabase:
@@ -25,6 +26,7 @@ class MemoryDatabase:
         self.states: dict[str, TurnState] = {}
         self.pauses: dict[str, PauseRecord] = {}
         self.outbox: dict[str, OutboxEntry] = {}
+        self.votes: dict[str, list[Vote]] = {}
         self.listeners: set[tuple[str, str, str, str]] = set()
         """(scope key, session, topic, listener): :mod:`symfonic.services.listeners`."""
 

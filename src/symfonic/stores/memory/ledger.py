@@ -21,6 +21,7 @@ from symfonic.services.ledger import (
 )
 from symfonic.services.listeners import pause_announcement
 from symfonic.services.outbox import Notification
+from symfonic.services.votes import Vote
 from symfonic.stores.memory.database import MemoryPort
 
 
@@ -120,6 +121,20 @@ class MemoryLedger(MemoryPort):
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
         return any(r.scope == scope and r.session_id == session_id and r.status == "outstanding"
                    and r.expires_at > now for r in self._db.pauses.values())
+
+    async def cast_vote(self, vote: Vote, now: float) -> bool:
+        async with self._db.lock:
+            record = self._db.pauses.get(vote.jti)
+            cast = self._db.votes.setdefault(vote.jti, [])
+            if record is None or record.status != "outstanding" or record.expires_at <= now or any(
+                    v.round == vote.round and (v.person == vote.person or (v.edit and vote.edit))
+                    for v in cast):
+                return False
+            cast.append(vote)
+            return True
+
+    async def votes(self, jti: str) -> list[Vote]:
+        return list(self._db.votes.get(jti, ()))
 
     async def revoke(self, jti: str, now: float) -> bool:
         return self._update(jti, lambda r: r.status == "outstanding", status="revoked",

@@ -14,6 +14,7 @@ from symfonic.kernel.scope import Scope
 from symfonic.services import ledger
 from symfonic.services.conversation import TranscriptTail
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
+from symfonic.services.votes import Vote
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql
 from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
@@ -99,6 +100,12 @@ class PostgresLedger(PostgresPort):
 
     async def revoke(self, jti: str, now: float) -> bool:
         return await self._rowcount(S["REVOKE"], (now, jti)) == 1
+
+    async def cast_vote(self, vote: Vote, now: float) -> bool:
+        return await self._rowcount(S["CAST_VOTE"], sql.vote_row(vote, now)) == 1
+
+    async def votes(self, jti: str) -> list[Vote]:
+        return [sql.vote_of(row) for row in await self._fetchall(S["VOTES"], (jti,))]
 
     async def sweep_expired(self, now: float, *, limit: int = ledger.SWEEP_BATCH) -> int:
         return (await self._rowcount(SWEEPS[0], (now, limit))

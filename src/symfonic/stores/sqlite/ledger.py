@@ -21,6 +21,7 @@ from symfonic.services.ledger import (
     PauseIssue,
     PauseRecord,
 )
+from symfonic.services.votes import Vote
 from symfonic.stores import sql
 from symfonic.stores.sql_listeners import announce_pause
 from symfonic.stores.sqlite.database import SQLitePort
@@ -108,6 +109,13 @@ class SQLiteLedger(SQLitePort):
 
     async def revoke(self, jti: str, now: float) -> bool:
         return await self._changed(sql.REVOKE, (now, jti))
+
+    async def cast_vote(self, vote: Vote, now: float) -> bool:
+        return await self._changed(sql.CAST_VOTE, sql.vote_row(vote, now))
+
+    async def votes(self, jti: str) -> list[Vote]:
+        return [sql.vote_of(row) for row in
+                await self._read(lambda c: c.execute(sql.VOTES, (jti,)).fetchall())]
 
     async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
         return await self._write(lambda c: c.execute(sql.SWEEP, (now, limit)).rowcount

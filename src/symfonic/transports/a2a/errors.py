@@ -13,6 +13,7 @@ AnswerInvalid                         InvalidParamsError (-32602)      ``answer_
 SessionAwaitingAnswer                 InvalidRequestError (-32600)     ``session_awaiting_answer``
 NotAnApprover                         InvalidRequestError (-32600)     ``not_an_approver``
                                                                        + ``reason``
+AlreadyAnswered                       InvalidRequestError (-32600)     ``already_answered_by_you``
 IncompatibleDefinition                UnsupportedOperationError        ``incompatible_definition``
 MalformedPauseToken                   InternalError (-32603)           ``malformed_token``
 ContinuationUnavailable, store down   InternalError (-32603)           ``continuation_unavailable``
@@ -38,6 +39,7 @@ from a2a.utils.errors import (
 )
 
 from symfonic import (
+    AlreadyAnswered,
     AnswerInvalid,
     ContinuationUnavailable,
     IncompatibleDefinition,
@@ -92,6 +94,9 @@ def a2a_error(refusal: Exception, task_id: str = "") -> A2AError:
                 data={"error": "answer_invalid",
                       "problems": "; ".join(f"{'.'.join(map(str, e.get('loc', [])))}: {e['msg']}"
                                           for e in refusal.errors)})
+        case AlreadyAnswered():
+            return InvalidRequestError(f"{task}: {refusal}; it is still waiting for input",
+                                       data={"error": "already_answered_by_you"})
         case NotAnApprover():
             return InvalidRequestError(f"{task} may not be answered by this caller: {refusal}; "
                                        "it is still waiting for input",

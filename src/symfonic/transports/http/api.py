@@ -50,7 +50,8 @@ _WHY = {
     404: "No such pause (or agent) in the key's tenant. A token of another tenant gets this same "
          "answer.",
     409: "The pause was already resumed (``status``/``outcome`` of the first resume), the agent's "
-         "definition changed incompatibly, or the session is waiting for an answer.",
+         "definition changed incompatibly, the session is waiting for an answer, or this person "
+         "already approved the pause's current arguments (``already_answered_by_you``).",
     410: "The pause expired or was revoked.",
     413: "The request body is over the limit (64 KiB by default).",
     422: "The answer fails the pause's answer schema (``answer_invalid``, nothing was claimed), or "

@@ -11,6 +11,7 @@ PauseRevoked                         410   pause_revoked                gone for
 PauseAlreadyResumed                  409   pause_already_resumed        + ``status``, ``outcome``
 AnswerInvalid                        422   answer_invalid               + ``errors``
 NotAnApprover                        403   not_an_approver              + ``reason``
+AlreadyAnswered                      409   already_answered_by_you      the vote counts once
 IncompatibleDefinition               409   incompatible_definition
 AgentNotServed                       404   unknown_agent
 SessionAwaitingAnswer                409   session_awaiting_answer
@@ -44,7 +45,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from symfonic.agent import SessionAwaitingAnswer
-from symfonic.capabilities.human.audience import NotAnApprover
+from symfonic.capabilities.human.audience import AlreadyAnswered, NotAnApprover
 from symfonic.errors import SymfonicError
 from symfonic.platform.continuation import (
     AgentNotServed,
@@ -67,7 +68,7 @@ UNKNOWN_PAUSE = "no such pause in this tenant"
 HANDLED: tuple[type[Exception], ...] = (
     UnknownPauseToken, AnswerInvalid, IncompatibleDefinition, ContinuationUnavailable,
     SessionAwaitingAnswer, StoreUnavailable, ClaimLost, OutcomeUnknown, RecoveryRefused,
-    NotAnApprover)
+    NotAnApprover, AlreadyAnswered)
 RETRY_LATER = {"Retry-After": "5"}
 """The core's refusals this module maps."""
 
@@ -140,6 +141,8 @@ def problem_of(error: Exception) -> Problem:
             return Problem(422, {**_body("answer_invalid", detail), "errors": error.errors})
         case NotAnApprover():
             return Problem(403, {**_body("not_an_approver", detail), "reason": error.reason})
+        case AlreadyAnswered():
+            return Problem(409, _body("already_answered_by_you", detail))
         case IncompatibleDefinition():
             return Problem(409, _body("incompatible_definition", detail))
         case AgentNotServed():

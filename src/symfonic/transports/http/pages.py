@@ -158,11 +158,27 @@ def _asked_by(view: PauseView) -> str:
             f"session <code>{escape(ticket.session_id)}</code> at "
             f"{pages_decisions.when(ticket.issued_at)} · expires "
             f"{pages_decisions.when(ticket.expires_at)}</p>")
+    meta += _who_may_answer(ticket)
     requests = [m.content for m in view.conversation if m.role == "user" and m.content.strip()]
     if not requests:
         return meta
     return meta + (f'<p class="request"><span class="label">Request</span> '
                    f"{escape(_clip(requests[-1], REQUEST_CHARS))}</p>")
+
+
+def _who_may_answer(ticket: LedgerTicket) -> str:
+    """The pause's audience and, with a quorum, who approved so far and how many are missing:
+    a person sees before deciding whether it is theirs, and whether their vote completes it."""
+    if not ticket.audience:
+        return ""
+    text = f"for {escape(', '.join(ticket.audience))}"
+    if ticket.requester:
+        text += f" · asked by <strong>{escape(ticket.requester)}</strong>"
+    if ticket.quorum > 1:
+        approved = ", ".join(ticket.approved_by) or "nobody yet"
+        text += (f" · needs {ticket.quorum} approvals: approved by {escape(approved)}, "
+                 f"waiting for {ticket.waiting_for}")
+    return f'<p class="meta audience">{text}</p>'
 
 
 def _call(ticket: LedgerTicket) -> str:

@@ -116,6 +116,10 @@ class Ticket(BaseModel):
                                                 "approve.")
     requester: str | None = Field(default=None, description="The id of the person who started "
                                                             "the turn, when a person did.")
+    approved_by: list[str] = Field(default_factory=list, description=(
+        "With a quorum above 1: who approved the current arguments (``question``) so far."))
+    waiting_for: int = Field(default=1, description="Approvals still needed before the turn "
+                                                    "goes on.")
 
 
 class PauseList(BaseModel):
@@ -187,7 +191,8 @@ def ticket_model(ticket: LedgerTicket, base: str) -> Ticket:
                   expires_at=ticket.expires_at, status=ticket.status,
                   answer_schema=ticket.answer_schema, outcome=ticket.outcome,
                   resume_url=resume_url(base, ticket.token), audience=list(ticket.audience),
-                  quorum=ticket.quorum, requester=ticket.requester)
+                  quorum=ticket.quorum, requester=ticket.requester,
+                  approved_by=list(ticket.approved_by), waiting_for=ticket.waiting_for)
 
 
 def ticket_body(ticket: LedgerTicket, base: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ SessionAwaitingAnswer                   -32602            ``session_awaiting_ans
 (unknown tool), AgentNotServed          -32602            ``unknown_tool``
 (key lacks the permission)              -32600            ``forbidden`` + ``permission``
 NotAnApprover                           -32600            ``not_an_approver`` + ``why``
+AlreadyAnswered                         -32600            ``already_answered_by_you``
 IncompatibleDefinition                  -32603            ``incompatible_definition``
 ContinuationUnavailable, StoreError     -32603            ``continuation_unavailable``
 ClaimLost                               -32603            ``claim_lost``
@@ -42,6 +43,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
 from symfonic import (
     AgentNotServed,
+    AlreadyAnswered,
     AnswerInvalid,
     ClaimLost,
     ContinuationUnavailable,
@@ -109,6 +111,9 @@ def mcp_error(refusal: Exception) -> MCPError:
         case AnswerInvalid():
             return invalid("answer_invalid", f"The answer does not fit the question: {detail}; "
                            "the question is still open: answer it again", errors=refusal.errors)
+        case AlreadyAnswered():
+            return MCPError(code=INVALID_REQUEST, message=f"{detail}; the question is still open",
+                            data={"reason": "already_answered_by_you"})
         case NotAnApprover():
             return MCPError(code=INVALID_REQUEST, message=f"{detail}; the question is still open",
                             data={"reason": "not_an_approver", "why": refusal.reason})
