@@ -48,9 +48,19 @@ def test_a_pause_made_by_one_process_is_resumed_by_another_once(tmp_path: Path) 
     expires = re.search(r'"expires_at": "([^"]+)"', shown.stdout)
     assert expires and re.fullmatch(ISO_UTC, expires.group(1))
     assert datetime.fromisoformat(expires.group(1)).year >= 2024
-    resumed = symfonic(tmp_path, "resume", token, "approve")
+    # The example sends refunds to group:finance: the command line answers as somebody of it.
+    nobody = {"SYMFONIC_AS": "", "SYMFONIC_GROUPS": ""}
+    refused(symfonic(tmp_path, "resume", token, "approve", env=nobody, check=False), 4,
+            "NotAnApprover")
+    refused(symfonic(tmp_path, "resume", token, "approve", "--as", "bob", "--groups", "support",
+                     check=False), 4, "audience does not include")
+    refused(symfonic(tmp_path, "resume", token, "approve", "--groups", "finance", env=nobody,
+                     check=False), 2, "give --as too")
+    assert refund_entries(tmp_path) == []
+    resumed = symfonic(tmp_path, "resume", token, "approve", "--as", "ada", "--groups", "finance")
     assert "completed: Done. Refunded 310.00 on order 1234." in resumed.stdout
-    refused(symfonic(tmp_path, "resume", token, "approve", check=False), 4, "PauseAlreadyResumed")
+    refused(symfonic(tmp_path, "resume", token, "approve", "--as", "grace", "--groups", "finance",
+                     check=False), 4, "PauseAlreadyResumed")
     assert len(refund_entries(tmp_path)) == 1
 
 

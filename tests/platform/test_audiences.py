@@ -133,7 +133,8 @@ def test_a_definition_without_audiences_describes_itself_as_before() -> None:
     described = HumanInteraction(approvals=["issue_refund"]).describe()
     assert set(described) == {"ttl", "ask_user", "approvals", "interrupts"}
     with_policy = HumanInteraction(approvals=[Approval("issue_refund", approvers=["group:x"])])
-    assert with_policy.describe()["approval_policies"]["issue_refund"]["approvers"] == ["group:x"]
+    [[tool, policy]] = with_policy.describe()["approval_policies"]
+    assert (tool, policy["approvers"]) == ("issue_refund", ["group:x"])
 
 
 def test_every_transport_maps_the_refusal_by_its_reason() -> None:

@@ -31,7 +31,9 @@ CONFIGURATION = ("SYMFONIC_SECRET", "SYMFONIC_DATABASE_URL", "SYMFONIC_APP", "SY
 
 def environment(workdir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {**os.environ, "SYMFONIC_DEMO_REFUNDS": str(workdir / "refunds.log"), "COLUMNS": "400",
-           "NO_COLOR": "1", "REFUNDS_LOG": str(workdir / "refunds.log")}
+           "NO_COLOR": "1", "REFUNDS_LOG": str(workdir / "refunds.log"),
+           # The example's refunds go to group:finance: its operator acts as one of them.
+           "SYMFONIC_AS": "operator", "SYMFONIC_GROUPS": "finance"}
     for name in CONFIGURATION:
         env.pop(name, None)
     return {**env, **(extra or {})}

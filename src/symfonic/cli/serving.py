@@ -225,7 +225,12 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     from symfonic.observability.setup import LOG_FORMAT_VARIABLE, configure_logging, logging_config
     from symfonic.transports.http.connections import VARIABLES
     from symfonic.transports.http.mounts import MOUNTS_VARIABLE
-    from symfonic.transports.http.server import DEMO_TENANT, DEVELOPMENT_LABEL, protocol_banner
+    from symfonic.transports.http.server import (
+        DEMO_TENANT,
+        DEVELOPER,
+        DEVELOPMENT_LABEL,
+        protocol_banner,
+    )
 
     if not served.url:
         fail(Exit.CONFIGURATION, "--reload needs an app whose Host is opened from a database URL "
@@ -249,7 +254,8 @@ def _serve_reloading(served: Host, target: str | None, *, host: str, port: int, 
     for line in protocol_banner(public_url, served.specs, mounts):
         print(line)
     print(f"  API key:  {key}")
-    print(f"            (tenant {DEMO_TENANT!r}; a development key, revoked when the server stops)")
+    print(f"            (tenant {DEMO_TENANT!r}, acting as {DEVELOPER.id!r} of group finance; a "
+          "development key, revoked when the server stops)")
     print(f"  try:      curl -s {public_url}/v1/pauses -H 'Authorization: Bearer {key}'", flush=True)
     folders = {str(Path.cwd())} | ({str(source.root)} if source.root else set())
     try:
@@ -266,9 +272,10 @@ async def _issue_key(url: str, tenant: str, label: str) -> tuple[str, str]:
     from symfonic.stores.opening import open_store as open_database
     from symfonic.transports.http.accounts import accounts_of
     from symfonic.transports.http.auth import ApiKeys
+    from symfonic.transports.http.server import DEVELOPER
 
     keys = ApiKeys()
-    key = keys.issue(tenant, label=label, replace=True)
+    key = keys.issue(tenant, label=label, replace=True, person=DEVELOPER)
     store = await open_database(url)
     try:
         await keys.bind(accounts_of(store).keys)

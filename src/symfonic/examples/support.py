@@ -11,7 +11,11 @@ prints it), the call a person approved (``call``) and the idempotency ``key`` ma
 the call, so "an approved refund ran exactly once" can be read off.
 
 :func:`app` is the example as an app, the one the ``symfonic`` command acts on when no other is
-named (``--app``, ``$SYMFONIC_APP``, ``[tool.symfonic] app``).
+named (``--app``, ``$SYMFONIC_APP``, ``[tool.symfonic] app``). It routes refunds to people
+(:data:`REFUND_APPROVALS`): every refund waits for a person of ``group:finance``; one of up to 100
+may be approved by the person who asked for it, one over 100 needs another person of finance,
+and one over 1,000 two of them. :func:`support_agent` alone lets any key of the tenant approve,
+as the many tests that drive it with service keys expect.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from symfonic.agent import AgentSpec
-from symfonic.capabilities.human import HumanInteraction
+from symfonic.capabilities.human import Approval, HumanInteraction
 from symfonic.kernel.messages import Message, ModelReply, ToolCall
 from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
@@ -33,7 +37,8 @@ from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.host import Host
 from symfonic.tools import current_invocation, tool
 
-ORDERS = {42: 59.90, 7: 12.50, 1234: 310.00}
+ORDERS = {42: 59.90, 7: 12.50, 1234: 310.00, 5150: 2400.00}
+FINANCE = "group:finance"
 LEASE_VARIABLE = "SYMFONIC_CLAIM_LEASE"
 """Seconds a resume's claim holds without renewal (``Host.open(claim_lease=...)``)."""
 
@@ -92,14 +97,40 @@ def support_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> 
     return ModelReply(text="How can I help?")
 
 
-def support_agent() -> AgentSpec:
-    """The demo's agent definition."""
+def small(arguments: dict[str, object]) -> bool:
+    return _amount(arguments) <= 100
+
+
+def large(arguments: dict[str, object]) -> bool:
+    return 100 < _amount(arguments) <= 1000
+
+
+def very_large(arguments: dict[str, object]) -> bool:
+    return _amount(arguments) > 1000
+
+
+def _amount(arguments: dict[str, object]) -> float:
+    amount = arguments.get("amount")
+    return float(amount) if isinstance(amount, int | float) else 0.0
+
+
+REFUND_APPROVALS = (
+    Approval("issue_refund", approvers=[FINANCE], when=small, requester_may_answer=True),
+    Approval("issue_refund", approvers=[FINANCE], when=large),
+    Approval("issue_refund", approvers=[FINANCE], when=very_large, quorum=2),
+)
+"""Who approves a refund, by its amount: the tiers cover every amount, so every refund waits."""
+
+
+def support_agent(approvals: Sequence[str | Approval] = ("issue_refund",)) -> AgentSpec:
+    """The demo's agent definition; ``approvals``: who approves its refunds (by default, any key
+    of the tenant; the served example passes :data:`REFUND_APPROVALS`)."""
     return AgentSpec(
         name="support",
         model=FunctionModel(support_policy, name="support_policy"),
         instructions="You are a support agent. Refunds need a person's approval.",
         tools=[lookup_order, issue_refund],
-        capabilities=[HumanInteraction(approvals=["issue_refund"])],
+        capabilities=[HumanInteraction(approvals=list(approvals))],
     )
 
 
@@ -116,4 +147,4 @@ def app() -> Host:
         lease = float(text) if text else DEFAULT_LEASE
     except ValueError:
         raise ValueError(f"${LEASE_VARIABLE} must be a number of seconds, not {text!r}") from None
-    return Host.open(agents=[support_agent()], claim_lease=timedelta(seconds=lease))
+    return Host.open(agents=[support_agent(REFUND_APPROVALS)], claim_lease=timedelta(seconds=lease))

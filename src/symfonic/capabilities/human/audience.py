@@ -38,7 +38,8 @@ or the person who asked."""
 
 
 _WHY: dict[str, str] = {
-    "service_key": "a key that acts as no person may not answer a pause that names its audience",
+    "service_key": "a caller that acts as no person (a service key, code) may not answer a pause "
+                   "that names its audience",
     "outside_audience": "the pause's audience does not include this person",
     "requester": "the person who asked may not answer their own request",
 }

@@ -78,6 +78,7 @@ class HumanInteraction:
                 cached[ask.name] = ask
             for interrupt in self.interrupts:
                 cached[interrupt.name] = typed_spec(interrupt, self.ttl, audience)
+            tiers: dict[str, list[Approval]] = {}
             for declared in self.approvals:
                 approval = declared if isinstance(declared, Approval) else Approval(declared)
                 if approval.quorum > 1 and approval.approvers is None and not audience:
@@ -85,15 +86,14 @@ class HumanInteraction:
                                      f"{approval.quorum} but names no approvers, and the "
                                      "capability has no audience")
                 chosen = approval.tool
-                if not isinstance(chosen, str):
-                    cached.update({name: approval_spec(tool, self.ttl, approval, audience)
-                                   for name, tool in tools.items()
-                                   if name not in cached and chosen(tool)})
-                elif chosen not in tools:
+                if isinstance(chosen, str) and chosen not in tools:
                     raise KeyError(f"approvals name {chosen!r}, which is not one of the agent's "
                                    "tools")
-                else:
-                    cached[chosen] = approval_spec(tools[chosen], self.ttl, approval, audience)
+                for name in ([chosen] if isinstance(chosen, str) else
+                             [n for n, t in tools.items() if n not in cached and chosen(t)]):
+                    tiers.setdefault(name, []).append(approval)
+            cached.update({name: approval_spec(tools[name], self.ttl, approvals, audience)
+                           for name, approvals in tiers.items()})
             self._specs[cache_key] = cached
         return cached
 
@@ -110,8 +110,8 @@ class HumanInteraction:
                                 for a in self.approvals if not isinstance(a, Approval)),
             "interrupts": {i.name: [i.schema_version, i.question.model_json_schema(),
                                     i.answer.model_json_schema()] for i in self.interrupts}}
-        policies = {(a.tool if isinstance(a.tool, str) else f"<{_named(a.tool)}>"): a.describe()
-                    for a in self.approvals if isinstance(a, Approval)}
+        policies = [[a.tool if isinstance(a.tool, str) else f"<{_named(a.tool)}>", a.describe()]
+                    for a in self.approvals if isinstance(a, Approval)]
         if policies:
             described["approval_policies"] = policies
         audiences = {i.name: list(i.audience) for i in self.interrupts if i.audience is not None}

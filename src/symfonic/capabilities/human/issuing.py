@@ -154,7 +154,7 @@ class HumanInteractionCapability:
             jti=uuid.uuid4().hex, scope=scope.to_claim(), run=run_id, root_run=root_run_id,
             session=session_id, thread=thread_id, checkpoint=checkpoint_id, name=name,
             tool_call_id=tool_call_id, pin=str(pin or ""), iat=int(now),
-            exp=int(now + spec.ttl.total_seconds()))
+            exp=int(now + spec.ttl_for(question).total_seconds()))
         resumable = await self._write(spec, claims, payload, turn_state, scope, now,
                                       policy, requester)
         return PauseEvent(pause=IssuedPause(claims=claims), payload=payload,

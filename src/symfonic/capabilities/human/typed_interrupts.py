@@ -104,13 +104,17 @@ class InteractionSpec:
     input_kind: InterruptKind = "tool_input"
     """The pause kind of a tool's input request (``"mcp_input"`` for an MCP server)."""
     audience: tuple[str, ...] = ()
-    """Who may answer, unless :attr:`approval` decides it per call."""
-    approval: Approval | None = None
-    """For an approval declared with :class:`Approval`: its approvers, quorum and condition."""
+    """Who may answer, unless an approval of :attr:`approvals` decides it per call."""
+    approvals: tuple[Approval, ...] = ()
+    """For an approval: its tiers, in the order declared. The first whose ``when`` holds for a
+    call decides its approvers, quorum and lifetime; a call none holds for runs without a pause."""
+
+    def approval_for(self, arguments: dict[str, Any]) -> Approval | None:
+        return next((a for a in self.approvals if a.waits_for(arguments)), None)
 
     def waits_for(self, arguments: dict[str, Any]) -> bool:
         """Whether this call stops for a person (an approval's ``when`` may say it need not)."""
-        return self.approval is None or self.approval.waits_for(arguments)
+        return not self.approvals or self.approval_for(arguments) is not None
 
     def policy_for(self, arguments: dict[str, Any]) -> AnswerPolicy:
         """Who may answer the pause of a call with ``arguments`` (the question as validated).
@@ -118,9 +122,15 @@ class InteractionSpec:
         Raises:
             ValueError: an approvers function returned something that is not an audience.
         """
-        if self.approval is not None:
-            return self.approval.policy_for(arguments, self.audience)
+        approval = self.approval_for(arguments)
+        if approval is not None:
+            return approval.policy_for(arguments, self.audience)
         return AnswerPolicy(audience=self.audience)
+
+    def ttl_for(self, arguments: dict[str, Any]) -> timedelta:
+        """How long the pause of a call with ``arguments`` waits."""
+        approval = self.approval_for(arguments)
+        return self.ttl if approval is None or approval.ttl is None else approval.ttl
 
     def __post_init__(self) -> None:
         if self.purpose == "approval" and self.gated_tool is None:
@@ -229,14 +239,13 @@ def typed_spec(interrupt: Interrupt, default_ttl: timedelta,
         audience=audience if own is None else tuple(own))
 
 
-def approval_spec(tool: Tool, ttl: timedelta, approval: Approval | None = None,
+def approval_spec(tool: Tool, ttl: timedelta, approvals: Sequence[Approval] = (),
                   audience: tuple[str, ...] = ()) -> InteractionSpec:
     return InteractionSpec(
         name=tool.schema.name, purpose="approval",
         description=f"Approve, reject or edit a call of {tool.schema.name!r}.",
         question_schema=tool.schema.parameters, answer_schema=ApprovalAnswer.model_json_schema(),
-        ttl=ttl if approval is None or approval.ttl is None else approval.ttl, gated_tool=tool,
-        audience=audience, approval=approval)
+        ttl=ttl, gated_tool=tool, audience=audience, approvals=tuple(approvals))
 
 
 def tool_input_spec(name: str, answer_schema: dict[str, Any], ttl: timedelta,

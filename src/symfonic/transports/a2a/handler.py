@@ -135,7 +135,8 @@ class SymfonicRequestHandler(RequestHandler):
         agent = self.host.agent(self.agent, scope)
 
         async def first() -> AsyncIterator[RunEvent]:
-            stream = agent.stream(text, session_id=record.context_id)
+            stream = agent.stream(text, session_id=record.context_id,
+                                  requested_by=context.state[KEY].person)
             event = await anext(stream)  # refuses a session that waits for an answer
             await store.add_task(record)
             if push is not None:  # before the turn goes on: its first pause must find it

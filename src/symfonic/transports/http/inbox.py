@@ -232,7 +232,8 @@ async def start_run(request: Request) -> Response:
             raise Refusal(422, "request_invalid", "type a message to start a run")
         service.check_accepting()
         outcome = await collect(service.pump.start(
-            agent.stream(text, session_id=f"inbox-{uuid.uuid4().hex}")).events())
+            agent.stream(text, session_id=f"inbox-{uuid.uuid4().hex}",
+                         requested_by=key.person)).events())
     except REFUSALS as refused:
         return _problem(refused)
     if outcome.status == "paused" and outcome.interrupt is not None:

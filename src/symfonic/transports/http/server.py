@@ -47,6 +47,7 @@ from typing import Any
 
 import uvicorn
 
+from symfonic.kernel.people import Person
 from symfonic.observability.setup import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.platform.host import Host
 from symfonic.transports.http.app import create_app
@@ -59,6 +60,9 @@ from symfonic.transports.webhooks.outbound import OutboundPolicy
 
 DEMO_TENANT = "demo"
 DEVELOPMENT_LABEL = "development"
+DEVELOPER = Person(id="developer", name="Developer", groups=frozenset({"finance"}))
+"""Who the development key acts as: a person, so that pauses that name an audience (the example's
+refunds go to ``group:finance``) can be answered, and started, the way a person would."""
 WEBHOOK_URLS_VARIABLE = "SYMFONIC_WEBHOOK_URLS"
 WEBHOOK_SECRET_VARIABLE = "SYMFONIC_WEBHOOK_SECRET"
 WEBHOOK_TUNING_VARIABLES = {"lease": "SYMFONIC_WEBHOOK_LEASE", "poll_interval": "SYMFONIC_WEBHOOK_POLL",
@@ -141,7 +145,7 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     webhooks = webhook_config()
     public_url = (public_url or "").rstrip("/") or f"http://{_reachable(host)}:{port}"
     key = keys.issue(DEMO_TENANT, label=f"{DEVELOPMENT_LABEL} {public_url}", replace=True,
-                     until_stopped=True)
+                     until_stopped=True, person=DEVELOPER)
     app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace, mounts=mounts)
     served = ", ".join(sorted(app_host.specs)) or "no agents"
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
@@ -150,8 +154,8 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     for line in protocol_banner(public_url, app_host.specs, mounts):
         print(line)
     print(f"  API key:  {key}")
-    print(f"            (tenant {DEMO_TENANT!r}; a development key, replaced at every start; "
-          "only its digest is kept, in the store)")
+    print(f"            (tenant {DEMO_TENANT!r}, acting as {DEVELOPER.id!r} of group finance; a "
+          "development key, replaced at every start; only its digest is kept, in the store)")
     if webhooks is not None and webhooks.urls:
         print(f"  webhooks: {', '.join(webhooks.urls)}")
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "

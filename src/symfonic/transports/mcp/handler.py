@@ -115,7 +115,8 @@ class AgentTools:
         agent = self.host.agent(name, key.scope)
         self.service.check_accepting()
         session_id = call.session_id or uuid.uuid4().hex
-        feed = self.service.pump.start(agent.stream(call.message, session_id=session_id))
+        feed = self.service.pump.start(agent.stream(call.message, session_id=session_id,
+                                                    requested_by=key.person))
         return await self._ended(ctx, await collect(feed.events()), session_id)
 
     async def _answer(self, ctx: ServerRequestContext[Any, Any], key: ApiKey, name: str,
