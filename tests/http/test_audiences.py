@@ -100,3 +100,24 @@ async def test_a_quorum_of_two_over_http_and_in_the_inbox(start_server: ServerFa
                                headers=desk.auth("grace"))
         assert done.status_code == 200 and done.json()["status"] == "completed"
         assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]
+
+
+async def test_a_person_lists_the_pauses_waiting_for_them(http: httpx.AsyncClient,
+                                                          desk: LiveServer) -> None:
+    small = await paused_by(http, desk, "ada")          # finance's; ada asked
+    large = await paused_by(http, desk, "bob", order=1234)  # the leads'
+
+    async def listed(who: str, mine: bool = True) -> set[str]:
+        """(The server's clock stands still: both pauses share a time, so no order is asserted.)"""
+        query = "?for=me" if mine else ""
+        response = await http.get(f"/v1/pauses{query}", headers=desk.auth(who))
+        assert response.status_code == 200, response.text
+        return {p["token"] for p in response.json()["pauses"]}
+
+    assert await listed("ada") == set()  # her own request, and not a lead
+    assert await listed("grace") == {small, large}
+    assert await listed("bob") == set()
+    assert await listed("acme") == set()  # a service key answers no pause with an audience
+    assert await listed("bob", mine=False) == {small, large}  # reading is not answering
+    bad = await http.get("/v1/pauses?for=everyone", headers=desk.auth("grace"))
+    assert bad.status_code == 422

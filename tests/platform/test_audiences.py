@@ -157,3 +157,20 @@ def test_every_transport_maps_the_refusal_by_its_reason() -> None:
     assert mcp.error.data == {"reason": "not_an_approver", "why": "requester"}
     assert explain(refusal) == (Exit.REFUSED, "NotAnApprover: pause p1: the person who asked may "
                                               "not answer their own request")
+
+
+async def test_a_listing_for_a_person_skips_what_they_may_not_answer_page_by_page(
+        host: Host) -> None:
+    own = await paused(host, 42, by=ADA)
+    for_leads = await paused(host, 1234, by=BOB)
+    outcome = await host.agent("support", ACME).run("refund order 42", session_id="other",
+                                                    requested_by=BOB)
+    assert outcome.interrupt is not None
+    theirs = outcome.interrupt.token
+    first = await host.pauses(ACME, limit=1, answerable_by=ADA)
+    assert [t.token for t in first] == [theirs]  # two pages of one were read past
+    assert await host.pauses(ACME, limit=1, answerable_by=ADA, after=first[0].cursor) == []
+    assert {t.token for t in await host.pauses(ACME, answerable_by=GRACE)} == {own, for_leads,
+                                                                                theirs}
+    assert await host.pauses(ACME, answerable_by="service") == []
+    assert len(await host.pauses(ACME)) == 3

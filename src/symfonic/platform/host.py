@@ -42,15 +42,17 @@ from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation.conversations import conversation_upto
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
 from symfonic.platform.tickets import (
+    Answerer,
     LedgerTicket,
     claims_of,
     counted_ticket,
+    may_answer,
     page_after,
     record_in_scope,
 )
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.conversation import StoreError, TranscriptService
-from symfonic.services.ledger import SWEEP_BATCH, Listing, PauseRecord, sweep
+from symfonic.services.ledger import SWEEP_BATCH, Listing, PageAfter, PauseRecord, sweep
 from symfonic.services.outbox import Outbox
 from symfonic.stores.opening import Store, open_store, resolve_url
 
@@ -268,20 +270,34 @@ class Host:
         return self._continuation
 
     async def pauses(self, scope: Scope, *, status: Listing = "outstanding", limit: int = 100,
-                     after: str | None = None) -> list[LedgerTicket]:
+                     after: str | None = None,
+                     answerable_by: Answerer | None = None) -> list[LedgerTicket]:
         """A page of the scope's pauses, oldest first, each with its token.
 
         Args:
             status: ``outstanding`` (answerable) or ``interrupted`` (their resumer died: continue
                 each with :meth:`recover`).
             after: The last ticket's :attr:`~LedgerTicket.cursor`, to continue a listing.
+            answerable_by: Only the pauses this person (or ``"service"``) may answer now: in
+                their audience, not their own request unless allowed, not approved by them yet.
 
         Raises:
             ValueError: ``after`` is not a cursor of a listing.
         """
-        position = None if after is None else page_after(after)
-        return await self._tickets(scope, lambda store, now: store.ledger.pauses(
-            scope, now, status=status, limit=limit, after=position))
+        chosen: list[LedgerTicket] = []
+        while len(chosen) < limit:
+            position = None if after is None else page_after(after)
+
+            def read(store: Store, now: float, at: PageAfter | None = position) -> Awaitable[
+                    list[PauseRecord]]:
+                return store.ledger.pauses(scope, now, status=status, limit=limit, after=at)
+
+            page = await self._tickets(scope, read)
+            chosen += [t for t in page if answerable_by is None or may_answer(t, answerable_by)]
+            if len(page) < limit:
+                break
+            after = page[-1].cursor
+        return chosen[:limit]
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[LedgerTicket]:
         """The scope's recent decisions: its answered pauses, the latest answer first, each with

@@ -14,10 +14,11 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from symfonic.capabilities.human.audience import OPEN, AnswerPolicy
 from symfonic.capabilities.human.tokens import PauseClaims
+from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError
 from symfonic.services.ledger import PageAfter, PauseLedger, PauseRecord, PauseStatus
@@ -122,6 +123,19 @@ def ticket_of(token: str, record: PauseRecord, now: float,
         answer_schema=record.answer_schema, outcome=record.outcome, jti=record.jti,
         answered_at=record.claimed_at, answered_by=record.answered_by, decision=record.decision,
         policy=policy_of(record), requester=record.requester, approved_by=counted.approved_by)
+
+
+Answerer = Person | Literal["service"]
+"""Who a listing is for: a person, or ``"service"`` for a caller that acts as no person."""
+
+
+def may_answer(ticket: LedgerTicket, answerer: Answerer) -> bool:
+    """Whether ``answerer`` may answer ``ticket`` now: its policy admits them, and (with a quorum)
+    they have not approved its current arguments already."""
+    person = None if answerer == "service" else answerer
+    if ticket.policy.refusal(person, ticket.requester) is not None:
+        return False
+    return person is None or person.id not in ticket.approved_by
 
 
 async def counted_ticket(ledger: PauseLedger, token: str, record: PauseRecord,

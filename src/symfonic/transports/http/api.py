@@ -11,12 +11,13 @@ JSON bodies are parsed strictly (:mod:`.strict_json`): ``NaN`` and infinities ar
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi import Path as PathParam
 from starlette.responses import JSONResponse, Response
 
+from symfonic.platform.tickets import Answerer
 from symfonic.services.ledger import Listing
 from symfonic.transports.http.auth import ApiKey
 from symfonic.transports.http.errors import Refusal
@@ -128,13 +129,21 @@ async def list_pauses(
         status: Annotated[Listing, Query(description="outstanding (answerable) or interrupted "
                                          "(their resumer died: recover each)")] = "outstanding",
         cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+        for_me: Annotated[Literal["me"] | None, Query(
+            alias="for", description="me: only the pauses this key's person (or, for a service "
+                                     "key, a service) may answer now")] = None,
 ) -> dict[str, Any]:
     """A page of the key's tenant's pauses, oldest first, each with its token; ``next_cursor``
-    (when not null) fetches the next page."""
+    (when not null) fetches the next page. With ``for=me``: only those the caller may answer now
+    (in their audience, not their own request unless allowed, not approved by them yet)."""
     service = service_of(request)
     base = service.base(request)
+    answerer: Answerer | None = None
+    if for_me is not None:
+        answerer = key.person if key.person is not None else "service"
     try:
-        tickets = await service.host.pauses(key.scope, status=status, limit=limit, after=cursor)
+        tickets = await service.host.pauses(key.scope, status=status, limit=limit, after=cursor,
+                                            answerable_by=answerer)
     except ValueError as bad:
         raise Refusal(422, "request_invalid", str(bad)) from None
     return {"pauses": [ticket_body(t, base) for t in tickets],
