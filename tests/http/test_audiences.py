@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -121,3 +122,37 @@ async def test_a_person_lists_the_pauses_waiting_for_them(http: httpx.AsyncClien
     assert await listed("bob", mine=False) == {small, large}  # reading is not answering
     bad = await http.get("/v1/pauses?for=everyone", headers=desk.auth("grace"))
     assert bad.status_code == 422
+
+
+async def test_the_inbox_shows_what_is_waiting_for_me_and_all_beside_it(
+        http: httpx.AsyncClient, desk: LiveServer) -> None:
+    mine = await paused_by(http, desk, "bob")               # finance's: ada may answer it
+    leads = await paused_by(http, desk, "bob", order=1234)  # the leads': not ada's
+    await sign_in(http, desk, "ada")
+    page = (await http.get("/inbox")).text
+    assert mine in page and leads not in page
+    assert '<a href="/inbox" aria-current="page">Waiting for me</a>' in page
+    everything = (await http.get("/inbox?view=all")).text
+    assert mine in everything and leads in everything and 'data-view="all"' in everything
+    assert (await http.get("/inbox?view=nobody")).status_code == 422
+
+
+async def test_the_live_inbox_follows_the_same_list(http: httpx.AsyncClient,
+                                                    desk: LiveServer) -> None:
+    async def pause_id(order: int) -> str:
+        response = await http.post("/v1/agents/support/runs", headers=desk.auth("bob"),
+                                   json={"input": f"refund order {order}"})
+        return str(response.json()["interrupt"]["interrupt_id"])
+
+    mine, leads = await pause_id(42), await pause_id(1234)
+    await sign_in(http, desk, "ada")
+
+    async def snapshot(query: str) -> set[str]:
+        async with http.stream("GET", f"/inbox/events{query}") as stream:
+            async for line in stream.aiter_lines():
+                if line.startswith("data: "):
+                    return set(json.loads(line[len("data: "):])["pending"])
+        raise AssertionError("the stream ended before its snapshot")
+
+    assert await snapshot("") == {mine}
+    assert await snapshot("?view=all") == {mine, leads}

@@ -44,7 +44,7 @@ from symfonic.platform.continuation import (
     PauseAlreadyResumed,
     UnknownPauseToken,
 )
-from symfonic.platform.tickets import LedgerTicket
+from symfonic.platform.tickets import Answerer, LedgerTicket
 from symfonic.transports.http import forms, pages, pages_decisions
 from symfonic.transports.http.auth import ApiKey, Permission
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
@@ -91,23 +91,33 @@ async def root() -> RedirectResponse:
 
 @router.get("/inbox", response_class=HTMLResponse, summary="The inbox page",
             responses={200: {"description": "The pending pauses, or the sign-in form."}})
-async def inbox(request: Request, after: str | None = None) -> Response:
+async def inbox(request: Request, after: str | None = None,
+                view: pages.InboxView = "mine") -> Response:
     """The tenant's pending questions, approvals and interrupts, each with its answer form, a
-    page at a time (``after``: the cursor of the previous page's last pause)."""
+    page at a time (``after``: the cursor of the previous page's last pause): those the signed-in
+    person may answer now, or (``view=all``) all of them."""
     service = service_of(request)
     signed_in = await session_of(service, request)
     if signed_in is None:
         return html(pages.login())
     session, key = signed_in
     try:
-        tickets = await service.host.pauses(key.scope, limit=INBOX_PAGE, after=after)
+        tickets = await service.host.pauses(key.scope, limit=INBOX_PAGE, after=after,
+                                            answerable_by=answerable(key, view))
     except ValueError:
         return html(pages.problem(422, "request_invalid", "not a page of this inbox"), 422)
     views = [await view_of(service, t) for t in tickets]
     more = tickets[-1].cursor if len(tickets) == INBOX_PAGE else None
     return html(pages.inbox(views, tenant=key.tenant, csrf=session.csrf,
                             agents=sorted(service.host.specs), more=more,
-                            history=await history_of(service, key)))
+                            history=await history_of(service, key), view=view))
+
+
+def answerable(key: ApiKey, view: pages.InboxView) -> Answerer | None:
+    """Whom a list of ``view`` is filtered for: the key's person (a service key: a service)."""
+    if view == "all":
+        return None
+    return key.person if key.person is not None else "service"
 
 
 @router.post("/inbox/login", summary="Sign in to the inbox with an API key",

@@ -60,6 +60,7 @@ from symfonic.transports.http.errors import REFUSALS, problem_of, respond
 from symfonic.transports.http.inbox import (
     INBOX_PAGE,
     SECURITY_HEADERS,
+    answerable,
     bell_of,
     session_of,
     view_of,
@@ -83,7 +84,9 @@ RETRY_MS = 2000
                 410: {"description": "``pause`` has expired or was revoked."}})
 async def inbox_events(request: Request, pause: Annotated[str | None, Query(
         description="Follow this pause only (its token): what a pause's own page listens to."
-        )] = None) -> Response:
+        )] = None, view: Annotated[pages.InboxView, Query(
+        description="mine (what the person may answer now) or all: the inbox list followed"
+        )] = "mine") -> Response:
     """New and answered pauses of the signed-in tenant, as they happen (see the module doc)."""
     service = service_of(request)
     signed_in = await session_of(service, request)
@@ -92,7 +95,7 @@ async def inbox_events(request: Request, pause: Annotated[str | None, Query(
                             status_code=401)
     session, key = signed_in
     if pause is None:
-        rounds: Round = _Listing(service, session, key)
+        rounds: Round = _Listing(service, session, key, view)
     else:
         try:
             service.check_tenant(pause, key.tenant)
@@ -113,14 +116,17 @@ class Round(Protocol):
 class _Listing:
     """The tenant's outstanding pauses (what ``/inbox`` lists): arrivals and departures."""
 
-    def __init__(self, service: Service, session: Session, key: ApiKey) -> None:
+    def __init__(self, service: Service, session: Session, key: ApiKey,
+                 view: pages.InboxView = "mine") -> None:
         self._service, self._session, self._key = service, session, key
+        self._answerable = answerable(key, view)
         self._known: dict[str, str] | None = None
 
     async def __call__(self) -> list[str]:
         service, session = self._service, self._session
         frames = []
-        tickets = await service.host.pauses(self._key.scope, limit=INBOX_PAGE)
+        tickets = await service.host.pauses(self._key.scope, limit=INBOX_PAGE,
+                                            answerable_by=self._answerable)
         current = {t.jti: t for t in tickets}
         if self._known is None:
             frames.append(_frame("snapshot", {"pending": list(current)}))

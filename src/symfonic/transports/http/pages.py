@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from symfonic.kernel.messages import Message
@@ -22,6 +22,8 @@ from symfonic.transports.http import forms, pages_conversation, pages_decisions
 STATIC = "/inbox/static"
 CALL_CHARS = 160
 """A card's heading shows the gated call up to this many characters (the table below has all)."""
+InboxView = Literal["mine", "all"]
+"""The inbox's lists: what the signed-in person may answer now, or every pending pause."""
 REQUEST_CHARS = 200
 """A card shows the request that led to it up to this many characters (the conversation has all)."""
 
@@ -76,13 +78,23 @@ def login(error: str | None = None, *, next_url: str = "/inbox") -> str:
 
 def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequence[str],
           notice: str | None = None, more: str | None = None,
-          history: Sequence[PauseView] = ()) -> str:
+          history: Sequence[PauseView] = (), view: InboxView = "mine") -> str:
     """The pending pauses (each with its conversation folded), a form to start a run, and the
-    recent decisions. ``#pending`` is what the script keeps live (``/inbox/events``)."""
-    pending = "".join(card(v, csrf) for v in views) or (
-        '<p class="empty">Nothing is waiting for an answer.</p>')
+    recent decisions. ``#pending`` is what the script keeps live (``/inbox/events``).
+
+    ``view``: ``mine``, the pauses the signed-in person may answer now (the default), or ``all``
+    of the tenant's pending pauses, those named for others included."""
+    empty = ("Nothing is waiting for you." if view == "mine"
+             else "Nothing is waiting for an answer.")
+    pending = "".join(card(v, csrf) for v in views) or f'<p class="empty">{empty}</p>'
+    suffix = "&view=all" if view == "all" else ""
     if more is not None:
-        pending += f'<p class="more"><a href="/inbox?after={quote(more)}" rel="next">More</a></p>'
+        pending += (f'<p class="more"><a href="/inbox?after={quote(more)}{suffix}" rel="next">'
+                    "More</a></p>")
+    current = ' aria-current="page"'
+    tabs = ('<nav class="views">'
+            f'<a href="/inbox"{current if view == "mine" else ""}>Waiting for me</a> '
+            f'<a href="/inbox?view=all"{current if view == "all" else ""}>All</a></nav>')
     note = f'<p class="notice" role="status">{escape(notice)}</p>' if notice else ""
     agent_options = "".join(f'<option value="{escape(a)}">{escape(a)}</option>' for a in agents)
     starter = (
@@ -94,8 +106,10 @@ def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequenc
         'value="Please refund order 42."></label><button type="submit">Run</button></form></details>')
     decisions = pages_decisions.history([(v.ticket, v.purpose, v.who) for v in history])
     return page("Inbox", (
-        f"<h1>Waiting for you <span class=\"count\">{len(views)}</span></h1>{note}"
-        f'<section id="pending" data-count="{len(views)}" aria-live="polite">{pending}</section>'
+        f"<h1>{'Waiting for you' if view == 'mine' else 'All pending'} "
+        f"<span class=\"count\">{len(views)}</span></h1>{tabs}{note}"
+        f'<section id="pending" data-count="{len(views)}" data-view="{view}" '
+        f'aria-live="polite">{pending}</section>'
         f"{starter}{decisions}"), tenant=tenant, csrf=csrf)
 
 

@@ -50,6 +50,8 @@
   // stored or leaves the list (answered in another tab, by someone else, expired, revoked). The
   // server renders every card (escaped); this script only moves them into place.
   const pending = document.getElementById("pending");
+  // The list this page shows: what is waiting for the signed-in person, or every pending pause.
+  const listing = pending && pending.dataset.view === "all" ? "/inbox?view=all" : "/inbox";
   const parse = (html) => new DOMParser().parseFromString(html, "text/html").body.firstElementChild;
   const cardOf = (id) => pending && pending.querySelector(`article.pause[data-pause-id="${CSS.escape(id)}"]`);
   const busy = (card) => card.querySelector("form[data-dirty], form[data-sent]") || card.contains(document.activeElement);
@@ -113,7 +115,7 @@
 
   async function reread() {
     // The page was rendered before the stream opened and missed something: read it again.
-    const response = await fetch("/inbox", { credentials: "same-origin" });
+    const response = await fetch(listing, { credentials: "same-origin" });
     if (!response.ok) return;
     const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
     for (const card of fresh.querySelectorAll("#pending article.pause")) {
@@ -123,7 +125,8 @@
 
   // Only the first page is live: the stream follows the first page's worth of pauses.
   if (pending && window.EventSource && !new URLSearchParams(location.search).has("after")) {
-    const source = new EventSource("/inbox/events");
+    const source = new EventSource(pending.dataset.view === "all" ? "/inbox/events?view=all"
+                                                                  : "/inbox/events");
     const on = (name, handle) => source.addEventListener(name, (event) => handle(JSON.parse(event.data)));
     on("snapshot", (data) => {
       const live = new Set(data.pending);
