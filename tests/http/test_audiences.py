@@ -156,3 +156,26 @@ async def test_the_live_inbox_follows_the_same_list(http: httpx.AsyncClient,
 
     assert await snapshot("") == {mine}
     assert await snapshot("?view=all") == {mine, leads}
+
+
+@pytest.mark.e2e
+async def test_a_background_answer_is_checked_before_it_is_queued_and_claims_as_its_person(
+        start_server: ServerFactory, refunds: Path) -> None:
+    """The worker claims with the person the answer came with (serialised into the workflow):
+    without it, the claim would be a service's, and refused."""
+    desk = start_server(agents=[approvals_agent(approvers=["group:finance"])], workers=1)
+    for name, person in PEOPLE.items():
+        desk.secrets[name] = desk.keys.issue("acme", person=person)
+    background = {**APPROVE, "background": True}
+    async with httpx.AsyncClient(base_url=desk.url, timeout=30) as http:
+        token = await paused_by(http, desk, "bob")
+        refused = await http.post(f"/v1/pauses/{token}/resume", json=background,
+                                  headers=desk.auth("bob"))
+        assert refused.status_code == 403 and refused.json()["reason"] == "outside_audience"
+        queued = await http.post(f"/v1/pauses/{token}/resume", json=background,
+                                 headers=desk.auth("ada"))
+        assert queued.status_code == 202, queued.text
+        run_id = queued.json()["run_id"]
+        events = (await http.get(f"/v1/runs/{run_id}/events", headers=desk.auth("ada"))).text
+        assert "event: completed" in events
+    assert refund_lines(refunds) == [{"order_id": 42, "amount": 59.9}]
