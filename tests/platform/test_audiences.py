@@ -120,8 +120,10 @@ def test_a_policy_is_checked_when_it_is_declared() -> None:
         Approval("issue_refund", approvers="group:finance")
     with pytest.raises(ValueError, match="at least 1"):
         Approval("issue_refund", approvers=["group:finance"], quorum=0)
-    with pytest.raises(ValueError, match="a quorum counts people of an audience"):
+    with pytest.raises(ValueError, match="names nobody"):
         Approval("issue_refund", approvers=[], quorum=2)
+    with pytest.raises(ValueError, match="named nobody for this call"):
+        Approval("issue_refund", approvers=lambda arguments: []).policy_for({"amount": 1}, ())
     with pytest.raises(ValueError, match="names no approvers"):
         HumanInteraction(approvals=[Approval("issue_refund", quorum=2)]).specs({})
     with pytest.raises(ValueError, match="invalid audience entry"):

@@ -185,6 +185,10 @@ class Approval:
             raise TypeError(f"approvers is a list of entries, not one string: [{self.approvers!r}]")
         if self.approvers is not None and not callable(self.approvers):
             object.__setattr__(self, "approvers", audience_of(self.approvers))
+            if not self.approvers:
+                # An empty audience reads as "anyone": refused rather than opened by accident.
+                raise ValueError("approvers names nobody; leave it None for the capability's "
+                                 "audience")
         if not isinstance(self.quorum, int) or isinstance(self.quorum, bool) or self.quorum < 1:
             raise ValueError(f"a quorum is a whole number of people, at least 1: {self.quorum!r}")
         if self.quorum > 1 and self.approvers is not None and not callable(self.approvers):
@@ -199,7 +203,11 @@ class Approval:
         approvers = self.approvers
         entries = (default if approvers is None
                    else approvers(dict(arguments)) if callable(approvers) else approvers)
-        return AnswerPolicy(audience=tuple(entries), quorum=self.quorum,
+        audience = audience_of(entries)
+        if approvers is not None and not audience:
+            # A routing function that names nobody must not open the pause to everyone.
+            raise ValueError(f"the approvers of {self.tool!r} named nobody for this call")
+        return AnswerPolicy(audience=audience, quorum=self.quorum,
                             requester_may_answer=self.requester_may_answer)
 
     def waits_for(self, arguments: dict[str, Any]) -> bool:
