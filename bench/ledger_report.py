@@ -1,12 +1,15 @@
 """The ledger-size part's report: its tables, its targets, and what bounds a sweep that missed.
 
 Kept apart from the measuring (:mod:`bench.ledger_size`) so that each stays one job.
+``python -m bench.ledger_report [--quick] [--no-postgres]`` measures and prints the section.
 """
 
 from __future__ import annotations
 
+import sys
+
 from bench.latency import quantile
-from bench.ledger_size import CALLS, PAUSERS, TENANTS, LedgerResult, Sweep
+from bench.ledger_size import CALLS, DEFAULT, PAUSERS, TENANTS, LedgerResult, Sweep, measure_ledger
 from bench.server_activity import Activity
 from bench.targets import Check
 from symfonic.services.ledger import SWEEP_BATCH
@@ -143,3 +146,15 @@ def _server_bound(server: Activity | None, smaller_helped: bool = True) -> str:
             "sweeping process and the server share 2 cores, and a pause whose process is not "
             "scheduled waits. What would move it: a sweeper that does not share cores with the "
             "hosts.")
+
+
+def main() -> None:
+    results = measure_ledger(quick="--quick" in sys.argv,
+                             postgres=None if "--no-postgres" in sys.argv else DEFAULT)
+    print(ledger_section(results))
+    for check in ledger_checks(results):
+        print(f"{'PASS' if check.passed else 'MISS'}  {check.target}: {check.measured}")
+
+
+if __name__ == "__main__":
+    main()

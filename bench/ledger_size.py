@@ -8,9 +8,8 @@ checkpoint row of its own (their primary key grows with the ledger too). Transcr
 session, not per ledger: not seeded. PostgreSQL is vacuumed after the load, as autovacuum soon
 would, so that it does not run during the timings.
 
-``python -m bench.ledger_size [--quick] [--no-postgres]`` prints the section (rendered by
-:mod:`bench.ledger_report`); ``python -m bench.ledger_size sweep URL BATCH`` sweeps as another
-process would (``symfonic pauses sweep``).
+``python -m bench.ledger_report [--quick] [--no-postgres]`` prints the section; ``python -m
+bench.ledger_size sweep URL BATCH`` sweeps as another process would (``symfonic pauses sweep``).
 """
 
 from __future__ import annotations
@@ -330,16 +329,12 @@ def measure_ledger(quick: bool = False, postgres: str | None = DEFAULT) -> list[
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["sweep"]:
-        asyncio.run(_sweep_alone(sys.argv[2], int(sys.argv[3])))
-        return
-    from bench.ledger_report import ledger_checks, ledger_section
-
-    results = measure_ledger(quick="--quick" in sys.argv,
-                             postgres=None if "--no-postgres" in sys.argv else DEFAULT)
-    print(ledger_section(results))
-    for check in ledger_checks(results):
-        print(f"{'PASS' if check.passed else 'MISS'}  {check.target}: {check.measured}")
+    """``sweep URL BATCH``: one sweep, as another process would run it (the report's entry point
+    is :mod:`bench.ledger_report`, which imports this module, never the other way)."""
+    if sys.argv[1:2] != ["sweep"]:
+        sys.exit("usage: python -m bench.ledger_size sweep URL BATCH "
+                 "(the report: python -m bench.ledger_report)")
+    asyncio.run(_sweep_alone(sys.argv[2], int(sys.argv[3])))
 
 
 if __name__ == "__main__":
