@@ -88,6 +88,11 @@ def audience_of(entries: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(checked))
 
 
+def _check_quorum(quorum: object) -> None:
+    if not isinstance(quorum, int) or isinstance(quorum, bool) or quorum < 1:
+        raise ValueError(f"a quorum is a whole number of people, at least 1: {quorum!r}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class AnswerPolicy:
     """Who may answer one pause, as stored with it.
@@ -105,8 +110,7 @@ class AnswerPolicy:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "audience", audience_of(self.audience))
-        if not isinstance(self.quorum, int) or isinstance(self.quorum, bool) or self.quorum < 1:
-            raise ValueError(f"a quorum is a whole number of people, at least 1: {self.quorum!r}")
+        _check_quorum(self.quorum)
         if self.quorum > 1 and not self.audience:
             raise ValueError("a quorum counts people of an audience: give approvers")
 
@@ -189,10 +193,7 @@ class Approval:
                 # An empty audience reads as "anyone": refused rather than opened by accident.
                 raise ValueError("approvers names nobody; leave it None for the capability's "
                                  "audience")
-        if not isinstance(self.quorum, int) or isinstance(self.quorum, bool) or self.quorum < 1:
-            raise ValueError(f"a quorum is a whole number of people, at least 1: {self.quorum!r}")
-        if self.quorum > 1 and self.approvers is not None and not callable(self.approvers):
-            AnswerPolicy(audience=tuple(self.approvers), quorum=self.quorum)  # checked now
+        _check_quorum(self.quorum)
 
     def policy_for(self, arguments: dict[str, Any], default: Sequence[str]) -> AnswerPolicy:
         """The policy of one call: its approvers (computed from ``arguments`` when a function).
@@ -216,12 +217,14 @@ class Approval:
     def describe(self) -> dict[str, Any]:
         """For the agent definition's digest: a change of policy is a new definition."""
         approvers = self.approvers
-        return {"approvers": (f"<{_named(approvers)}>" if callable(approvers)
+        return {"approvers": (f"<{named(approvers)}>" if callable(approvers)
                               else None if approvers is None else list(approvers)),
-                "quorum": self.quorum, "when": None if self.when is None else f"<{_named(self.when)}>",
+                "quorum": self.quorum, "when": None if self.when is None else f"<{named(self.when)}>",
                 "requester_may_answer": self.requester_may_answer,
                 "ttl": None if self.ttl is None else self.ttl.total_seconds()}
 
 
-def _named(function: object) -> str:
-    return str(getattr(function, "__qualname__", None) or type(function).__name__)
+def named(function: object) -> str:
+    """A function's name in a definition's digest: its code cannot be described, its module and
+    qualified name can."""
+    return f"{getattr(function, '__module__', '')}.{getattr(function, '__qualname__', '?')}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from symfonic.capabilities.human.audience import Approval, audience_of
+from symfonic.capabilities.human.audience import Approval, audience_of, named
 from symfonic.capabilities.human.issuing import (
     PAUSE_WIRING,
     HumanInteractionCapability,
@@ -106,11 +106,11 @@ class HumanInteraction:
         """
         described: dict[str, Any] = {
             "ttl": self.ttl.total_seconds(), "ask_user": self.ask_user,
-            "approvals": sorted(a if isinstance(a, str) else f"<{_named(a)}>"
+            "approvals": sorted(a if isinstance(a, str) else f"<{named(a)}>"
                                 for a in self.approvals if not isinstance(a, Approval)),
             "interrupts": {i.name: [i.schema_version, i.question.model_json_schema(),
                                     i.answer.model_json_schema()] for i in self.interrupts}}
-        policies = [[a.tool if isinstance(a.tool, str) else f"<{_named(a.tool)}>", a.describe()]
+        policies = [[a.tool if isinstance(a.tool, str) else f"<{named(a.tool)}>", a.describe()]
                     for a in self.approvals if isinstance(a, Approval)]
         if policies:
             described["approval_policies"] = policies
@@ -131,11 +131,6 @@ class HumanInteraction:
             replaces=[ApprovalGate(s) for s in specs.values() if s.purpose == "approval"],
             tool_input=tool_input_handler(capability, wiring.binding, wiring.encode_token),
         )
-
-
-def _named(predicate: Callable[[Tool], bool]) -> str:
-    """A predicate's name in the pin: its code cannot be described, its qualified name can."""
-    return f"{getattr(predicate, '__module__', '')}.{getattr(predicate, '__qualname__', '?')}"
 
 
 class InteractionTool:

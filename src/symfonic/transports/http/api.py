@@ -17,9 +17,8 @@ from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi import Path as PathParam
 from starlette.responses import JSONResponse, Response
 
-from symfonic.platform.tickets import Answerer
 from symfonic.services.ledger import Listing
-from symfonic.transports.http.auth import ApiKey
+from symfonic.transports.http.auth import ApiKey, answerer_of
 from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.schemas import (
     Accepted,
@@ -138,12 +137,9 @@ async def list_pauses(
     (in their audience, not their own request unless allowed, not approved by them yet)."""
     service = service_of(request)
     base = service.base(request)
-    answerer: Answerer | None = None
-    if for_me is not None:
-        answerer = key.person if key.person is not None else "service"
     try:
         tickets = await service.host.pauses(key.scope, status=status, limit=limit, after=cursor,
-                                            answerable_by=answerer)
+                                            answerable_by=None if for_me is None else answerer_of(key))
     except ValueError as bad:
         raise Refusal(422, "request_invalid", str(bad)) from None
     return {"pauses": [ticket_body(t, base) for t in tickets],

@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
+from symfonic.platform.tickets import Answerer
 from symfonic.transports.http.accounts.keys import KeyRecord, KeyStore
 
 __all__ = ["DEFAULT_KEYS_FILE", "DEVELOPMENT_LABEL", "KEYS_FILE_VARIABLE", "PERMISSIONS",
@@ -276,6 +277,11 @@ class ApiKeys:
 
     def __len__(self) -> int:
         return len(self._keys)
+
+
+def answerer_of(record: KeyRecord) -> Answerer:
+    """Who a key answers as: its person, or a service for a key that is nobody's."""
+    return record.person if record.person is not None else "service"
 
 
 def readable_label(record: KeyRecord) -> str:

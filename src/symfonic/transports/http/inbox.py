@@ -46,7 +46,7 @@ from symfonic.platform.continuation import (
 )
 from symfonic.platform.tickets import Answerer, LedgerTicket
 from symfonic.transports.http import forms, pages, pages_decisions
-from symfonic.transports.http.auth import ApiKey, Permission
+from symfonic.transports.http.auth import ApiKey, Permission, answerer_of
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
 from symfonic.transports.http.service import Service, service_of
 from symfonic.transports.http.sessions import COOKIE, Session, cross_site
@@ -115,9 +115,7 @@ async def inbox(request: Request, after: str | None = None,
 
 def answerable(key: ApiKey, view: pages.InboxView) -> Answerer | None:
     """Whom a list of ``view`` is filtered for: the key's person (a service key: a service)."""
-    if view == "all":
-        return None
-    return key.person if key.person is not None else "service"
+    return None if view == "all" else answerer_of(key)
 
 
 @router.post("/inbox/login", summary="Sign in to the inbox with an API key",
