@@ -19,6 +19,7 @@ from symfonic.capabilities.human import (
     Interrupt,
     NoCheckpointAvailable,
     NotAnApprover,
+    PauseAssigned,
 )
 from symfonic.capabilities.human.tokens import TokenRejected
 from symfonic.errors import SymfonicError
@@ -114,6 +115,7 @@ __all__ = [
     "ModelReply",
     "NoCheckpointAvailable",
     "NotAnApprover",
+    "PauseAssigned",
     "PauseAlreadyResumed",
     "PauseExpired",
     "PauseRevoked",

@@ -32,6 +32,7 @@ outside it.
     ├── AnswerInvalid(ValueError)             a person's answer fails the pause's schema; nothing claimed
     ├── NotAnApprover(PermissionError)        the caller is not among who may answer (403); nothing claimed
     ├── AlreadyAnswered(RuntimeError)         a person's second approval of the same arguments (409)
+    ├── PauseAssigned(RuntimeError)           another person took the pause for review (409)
     ├── SessionAwaitingAnswer(RuntimeError)   a new turn on a session whose turn is paused
     ├── HumanInteractionError(ValueError)     the model asked wrongly; the pause stage declines
     │   ├── InteractionPayloadInvalid         the question does not fit the interrupt's schema

@@ -140,7 +140,7 @@ async def test_who_answered_is_stored_from_the_api_and_from_the_inbox(
     tickets = {t: server.served.call(server.host.continuation.ticket(t)) for t in (by_api, by_inbox)}
     writer_id = writer.split("_")[1]
     assert tickets[by_api].answered_by == writer_id
-    assert tickets[by_inbox].answered_by == key_id(server, "acme")  # the session's key
+    assert tickets[by_inbox].answered_by == "inbox:" + key_id(server, "acme")  # its channel, its key
     history = (await signed_in.get("/inbox")).text.split('id="history"')[1]
     assert f'by <strong class="answerer" data-key-id="{writer_id}" title="API key {writer_id}">' \
            "ops desk</strong>" in history  # the label, the id kept on the element for an audit

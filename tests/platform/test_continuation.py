@@ -9,6 +9,7 @@ import pytest
 
 from symfonic import Completed, Host, RunStarted, Scope, SessionAwaitingAnswer, ToolCallCompleted
 from symfonic.capabilities.human import AnswerInvalid
+from symfonic.platform.assignments import Assignments
 from symfonic.platform.continuation import (
     IncompatibleDefinition,
     PauseAlreadyResumed,
@@ -137,7 +138,8 @@ async def test_no_api_takes_a_scope_beside_a_token() -> None:
         parameters = list(inspect.signature(method).parameters)[1:]
         assert parameters in (["token"], ["token", "answer"], ["token", "answer", "answered_by", "person"])
         assert "scope" not in parameters
-    assert list(inspect.signature(Host.revoke).parameters) == ["self", "token"]
+    for acting in (Host.revoke, Assignments.assign, Assignments.unassign):
+        assert "scope" not in inspect.signature(acting).parameters
 
 
 async def test_a_token_acts_only_in_the_tenant_it_was_minted_in(host: Host) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from symfonic import AgentSpec, AlreadyAnswered, NotAnApprover, PauseAlreadyResumed, Person, Scope
 from symfonic.platform.host import Host
+from symfonic.services.audit import verify
 from tests.support.agents import SECRET, approvals_agent, refund_lines
 
 ACME = Scope(tenant="acme")
@@ -34,13 +35,6 @@ ADA, GRACE, CAROL = finance("ada"), finance("grace"), finance("carol")
 
 def four_eyes() -> list[AgentSpec]:
     return [approvals_agent(approvers=["group:finance"], quorum=2)]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'desk.db'}"
-    return str(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture
@@ -152,3 +146,10 @@ async def test_last_votes_racing_from_many_processes_complete_it_once(url: str,
             racer.join(timeout=30)
         assert outcomes == ["already_resumed"] * (RACERS - 1) + ["completed"], outcomes
         assert len(refund_lines(refunds)) == index + 1
+    # The racers' votes, answers and outcomes chained from many processes: one chain, whole.
+    async with Host.open(url, secret=SECRET, agents=four_eyes()) as host:
+        records = await (await host.store()).audit.records("acme", limit=1000)
+    assert verify(records, "acme") is None
+    kinds = [r.kind for r in records]
+    assert (kinds.count("answered"), kinds.count("completed")) == (3, 3)
+    assert 6 <= kinds.count("voted") <= 3 * (1 + RACERS)  # ada's and each winner's, at least

@@ -39,6 +39,9 @@ app.add_typer(pauses_app, name="pauses")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
 app.add_typer(webhooks_app, name="webhooks")
+audit_app = typer.Typer(help="The audit trail: every decision on every pause, hash-chained per "
+                             "tenant.", no_args_is_help=True, rich_markup_mode=None, epilog=EPILOG)
+app.add_typer(audit_app, name="audit")
 console = Console(soft_wrap=True)
 
 AppOption = Annotated[str | None, typer.Option(

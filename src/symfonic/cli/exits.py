@@ -20,6 +20,7 @@ code  name             when
 6     store            the store is unreachable, or could not record an outcome
 7     port in use      ``serve`` cannot listen on the port
 8     turn failed      the turn ran and ended ``failed`` (the model or a tool failed)
+9     audit broken     ``audit verify`` found a record that no longer fits its chain
 130   interrupted      Ctrl-C
 ====  ===============  ==============================================================
 """
@@ -35,7 +36,7 @@ from typing import NoReturn
 import typer
 
 from symfonic.agent import SessionAwaitingAnswer
-from symfonic.capabilities.human.audience import AlreadyAnswered, NotAnApprover
+from symfonic.capabilities.human.audience import AlreadyAnswered, NotAnApprover, PauseAssigned
 from symfonic.platform.continuation import (
     AgentNotServed,
     AnswerInvalid,
@@ -61,12 +62,13 @@ class Exit(IntEnum):
     STORE = 6
     PORT_IN_USE = 7
     TURN_FAILED = 8
+    AUDIT_BROKEN = 9
     INTERRUPTED = 130
 
 
 EPILOG = ("\b\nExit codes: 0 ok, 1 bug (traceback), 2 usage, 3 configuration (--app, secret, URL, "
           "missing extra), 4 token or pause refused, 5 invalid answer, 6 store unavailable, "
-          "7 port in use, 8 the turn failed, 130 interrupted.")
+          "7 port in use, 8 the turn failed, 9 the audit trail does not verify, 130 interrupted.")
 """The table in one paragraph, for ``--help`` (``\\b`` keeps click from re-wrapping it oddly)."""
 
 
@@ -90,7 +92,7 @@ def explain(error: BaseException) -> tuple[Exit, str] | None:
             return Exit.REFUSED, f"{name}: {error}"
         case RecoveryRefused() | IncompatibleDefinition() | SessionAwaitingAnswer():
             return Exit.REFUSED, f"{name}: {error}"
-        case NotAnApprover() | AlreadyAnswered():
+        case NotAnApprover() | AlreadyAnswered() | PauseAssigned():
             return Exit.REFUSED, f"{name}: {error}"
         case AnswerInvalid():
             return Exit.INVALID_ANSWER, f"invalid answer: {error}"

@@ -23,7 +23,7 @@ from symfonic.cli.common import (
     print_outcome,
 )
 from symfonic.cli.exits import EPILOG
-from symfonic.cli.turns import scope_of
+from symfonic.cli.turns import AsOption, person_of, scope_of
 from symfonic.outcome import RunOutcome
 from symfonic.platform.host import Host
 from symfonic.platform.tickets import LedgerTicket
@@ -88,11 +88,14 @@ def pauses_recover(token: str, app_target: AppOption = None, url: UrlOption = No
 
 
 @pauses_app.command("revoke", epilog=EPILOG)
-def pauses_revoke(token: str, app_target: AppOption = None, url: UrlOption = None) -> None:
-    """Withdraw the pause TOKEN so it can no longer be answered."""
+def pauses_revoke(token: str, as_person: AsOption = None, app_target: AppOption = None,
+                  url: UrlOption = None) -> None:
+    """Withdraw the pause TOKEN so it can no longer be answered (audited as --as's, else the
+    operator's)."""
+    person = person_of(as_person, "")
 
     async def work(host: Host) -> bool:
-        return await host.revoke(token)
+        return await host.revoke(token, by=person, credential=f"cli:{as_person or 'operator'}")
 
     revoked = act(work, app_target, url)
     console.print("revoked" if revoked else "not outstanding: nothing to revoke", markup=False)

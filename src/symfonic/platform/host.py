@@ -31,11 +31,13 @@ from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.kernel.events import Paused, RunEvent
 from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.messages import Message
+from symfonic.kernel.people import Person
 from symfonic.kernel.plan import Services
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.stages import TurnRequest
 from symfonic.observability.measures import OutstandingPauses
 from symfonic.outcome import RunOutcome
+from symfonic.platform import assignments
 from symfonic.platform.background import WORKERS_MODULE, BackgroundRuns, SubmittedRun, WorkerOptions
 from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable
 from symfonic.platform.continuation.claimed import DEFAULT_LEASE
@@ -51,6 +53,7 @@ from symfonic.platform.tickets import (
     record_in_scope,
 )
 from symfonic.platform.transcripts import CachedTranscripts
+from symfonic.services.audit import Actor
 from symfonic.services.conversation import StoreError, TranscriptService
 from symfonic.services.ledger import SWEEP_BATCH, Listing, PageAfter, PauseRecord, sweep
 from symfonic.services.outbox import Outbox
@@ -88,6 +91,8 @@ class Host:
         self._opening = asyncio.Lock()
         self._continuation: LedgerContinuation | None = None
         self._pause_listeners: list[PauseListener] = []
+        self.assignments = assignments.Assignments(self)
+        """Taking pauses for review and giving them back (:mod:`symfonic.platform.assignments`)."""
         self.notifications: bool = notifications
         """Whether this host's pauses write a notification to the outbox (read at each run)."""
         self.transcripts: CachedTranscripts = CachedTranscripts(self._transcript_port)
@@ -271,7 +276,8 @@ class Host:
 
     async def pauses(self, scope: Scope, *, status: Listing = "outstanding", limit: int = 100,
                      after: str | None = None,
-                     answerable_by: Answerer | None = None) -> list[LedgerTicket]:
+                     answerable_by: Answerer | None = None,
+                     held_by: str | None = None) -> list[LedgerTicket]:
         """A page of the scope's pauses, oldest first, each with its token.
 
         Args:
@@ -280,6 +286,7 @@ class Host:
             after: The last ticket's :attr:`~LedgerTicket.cursor`, to continue a listing.
             answerable_by: Only the pauses this person (or ``"service"``) may answer now: in
                 their audience, not their own request unless allowed, not approved by them yet.
+            held_by: Only the pauses this person took for review (:attr:`assignments`).
 
         Raises:
             ValueError: ``after`` is not a cursor of a listing.
@@ -293,7 +300,8 @@ class Host:
                 return store.ledger.pauses(scope, now, status=status, limit=limit, after=at)
 
             page = await self._tickets(scope, read)
-            chosen += [t for t in page if answerable_by is None or may_answer(t, answerable_by)]
+            chosen += [t for t in page if (answerable_by is None or may_answer(t, answerable_by))
+                       and (held_by is None or t.assignee == held_by)]
             if len(page) < limit:
                 break
             after = page[-1].cursor
@@ -320,15 +328,18 @@ class Host:
         return list(await conversation_upto(token, continuation=self.continuation,
                                             transcripts=self.transcripts, store=await self.store()))
 
-    async def revoke(self, token: str) -> bool:
-        """Withdraw an outstanding pause; False when it was no longer outstanding.
+    async def revoke(self, token: str, *, by: Person | None = None,
+                     credential: str | None = None) -> bool:
+        """Withdraw an outstanding pause; False when it was no longer outstanding. ``by`` and
+        ``credential`` (who asked, through what) go to the audit trail.
 
         Raises:
             UnknownPauseToken: the token is bad (by subclass) or names no recorded pause.
         """
         record = await self.continuation.recorded(token)  # checked against the token, as resume is
         with reachable():
-            return await (await self.store()).ledger.revoke(record.jti, self._clock())
+            return await (await self.store()).ledger.revoke(
+                record.jti, self._clock(), by=Actor(None if by is None else by.id, credential))
 
     async def recover(self, token: str) -> RunOutcome:
         """Continue an interrupted turn (its resumer died, was cancelled mid-turn, or could not

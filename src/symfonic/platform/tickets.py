@@ -49,6 +49,8 @@ class LedgerTicket:
         approved_by: For a pause that needs several approvals: who approved its current
             arguments so far (:mod:`symfonic.services.votes`); ``question`` then holds the
             arguments as last edited, the ones the next approver approves.
+        assignee: The person who took the pause for review, while their assignment holds; only
+            they may answer it until ``assigned_until`` (:mod:`symfonic.platform.assignments`).
     """
 
     token: str
@@ -72,6 +74,8 @@ class LedgerTicket:
     policy: AnswerPolicy = OPEN
     requester: str | None = None
     approved_by: tuple[str, ...] = ()
+    assignee: str | None = None
+    assigned_until: float | None = None
 
     @property
     def waiting_for(self) -> int:
@@ -122,7 +126,9 @@ def ticket_of(token: str, record: PauseRecord, now: float,
         issued_at=record.issued_at, expires_at=record.expires_at, status=record.status_at(now),
         answer_schema=record.answer_schema, outcome=record.outcome, jti=record.jti,
         answered_at=record.claimed_at, answered_by=record.answered_by, decision=record.decision,
-        policy=policy_of(record), requester=record.requester, approved_by=counted.approved_by)
+        policy=policy_of(record), requester=record.requester, approved_by=counted.approved_by,
+        assignee=(holder := record.assigned_at(now)),
+        assigned_until=None if holder is None else record.assigned_until)
 
 
 Answerer = Person | Literal["service"]
@@ -130,10 +136,12 @@ Answerer = Person | Literal["service"]
 
 
 def may_answer(ticket: LedgerTicket, answerer: Answerer) -> bool:
-    """Whether ``answerer`` may answer ``ticket`` now: its policy admits them, and (with a quorum)
-    they have not approved its current arguments already."""
+    """Whether ``answerer`` may answer ``ticket`` now: its policy admits them, nobody else holds
+    it, and (with a quorum) they have not approved its current arguments already."""
     person = None if answerer == "service" else answerer
     if ticket.policy.refusal(person, ticket.requester) is not None:
+        return False
+    if ticket.assignee is not None and (person is None or ticket.assignee != person.id):
         return False
     return person is None or person.id not in ticket.approved_by
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from symfonic.kernel.scope import Scope
+from symfonic.services.audit import SYSTEM, Actor
 from symfonic.services.conversation import TranscriptTail
 from symfonic.services.outbox import Notification
 from symfonic.services.turn_state import TurnState
@@ -90,6 +91,17 @@ class PauseRecord:
     policy: dict[str, Any] | None = None
     """Who may answer (the stored shape of
     :class:`~symfonic.capabilities.human.audience.AnswerPolicy`); None: anyone of the tenant."""
+    assignee: str | None = None
+    """The person who took the pause for review (:meth:`PauseLedger.assign`): while
+    ``assigned_until`` is ahead, only they may answer or vote."""
+    assigned_until: float | None = None
+
+    def assigned_at(self, now: float) -> str | None:
+        """Who holds the pause at ``now``; None when nobody does (never taken, given back, or
+        the assignment lapsed)."""
+        if self.assignee is None or self.assigned_until is None or self.assigned_until <= now:
+            return None
+        return self.assignee
 
     def status_at(self, now: float) -> PauseStatus:
         """The status as of ``now``: a claim whose lease lapsed is ``interrupted`` even before a
@@ -158,10 +170,12 @@ class PauseLedger(Protocol):
     async def get(self, jti: str) -> PauseRecord | None: ...
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None,
+                    person: str | None = None) -> Claim:
         """Move an outstanding, unexpired row to ``claimed`` until ``lease_until``; one caller
         wins. ``decision`` (the answer's resolution) and ``answered_by`` are stored with the
-        claim."""
+        claim, and the answer is appended to the audit trail in the same transaction. A row
+        assigned to somebody other than ``person`` is not claimed (the loser reads why)."""
         ...
 
     async def renew(self, jti: str, now: float, lease_until: float, *,
@@ -187,7 +201,8 @@ class PauseLedger(Protocol):
         ...
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
-        """Record a claimed pause's outcome and append the resumed turn's messages, atomically."""
+        """Record a claimed pause's outcome (and audit it) and append the resumed turn's
+        messages, atomically."""
         ...
 
     async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
@@ -206,16 +221,28 @@ class PauseLedger(Protocol):
         first: the recent decisions an inbox shows."""
         ...
 
-    async def revoke(self, jti: str, now: float) -> bool:
-        """Revoke an outstanding pause; False when it was not outstanding."""
+    async def revoke(self, jti: str, now: float, *, by: Actor = SYSTEM) -> bool:
+        """Revoke an outstanding pause, audited as ``by``'s; False when it was not outstanding."""
+        ...
+
+    async def assign(self, jti: str, now: float, *, to: str, until: float,
+                     by: Actor) -> Claim:
+        """Give an outstanding pause to person ``to`` until ``until``, audited as ``by``'s; won
+        unless somebody other than ``by.person`` holds it at ``now`` (or the pause is no longer
+        outstanding). ``record`` is the row as it stands after, either way."""
+        ...
+
+    async def unassign(self, jti: str, now: float, *, by: Actor) -> bool:
+        """Give back an assignment ``by.person`` holds at ``now``; False when they hold none."""
         ...
 
     async def cast_vote(self, vote: Vote, now: float) -> bool:
         """Record an approval of a pause that needs several (:mod:`symfonic.services.votes`).
 
-        False, and nothing written, when the pause is not outstanding at ``now``, when the person
-        already voted in ``vote.round``, or when ``vote`` is an edit and another edit opened that
-        round first; the caller reads the pause and the votes to tell which.
+        False, and nothing written, when the pause is not outstanding at ``now``, is assigned to
+        somebody else, when the person already voted in ``vote.round``, or when ``vote`` is an
+        edit and another edit opened that round first; the caller reads the pause and the votes
+        to tell which. A vote cast is audited in its transaction.
         """
         ...
 
@@ -224,9 +251,9 @@ class PauseLedger(Protocol):
         ...
 
     async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
-        """Mark outstanding pauses past their expiry ``expired``, and claims whose lease lapsed
-        ``interrupted``, at most ``limit`` of each in one transaction; returns how many rows
-        changed (call again until it returns 0 to sweep everything)."""
+        """Mark outstanding pauses past their expiry ``expired`` (audited), and claims whose
+        lease lapsed ``interrupted``, at most ``limit`` of each in one transaction; returns how
+        many rows changed (call again until it returns 0 to sweep everything)."""
         ...
 
 

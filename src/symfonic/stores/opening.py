@@ -11,6 +11,7 @@ import os
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from symfonic.services.audit import AuditTrail
 from symfonic.services.conversation import CheckpointService, SessionService, TranscriptService
 from symfonic.services.ledger import PauseLedger
 from symfonic.services.outbox import Outbox
@@ -37,6 +38,11 @@ class Store(Protocol):
 
     @property
     def outbox(self) -> Outbox: ...
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The tenants' audit trails, which the ledger appends to with each decision."""
+        ...
 
     @property
     def database(self) -> object:

@@ -24,9 +24,10 @@ from typing import Any
 
 import psycopg
 
+from symfonic.services import audit_events
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import Finish
-from symfonic.stores import sql
+from symfonic.stores import sql, sql_audit
 
 Connection = psycopg.AsyncConnection[Any]
 Reader = Callable[[], Awaitable[None]]
@@ -49,23 +50,27 @@ BEGIN
     RETURN $1;
 END
 """
-_CREATE = f"CREATE OR REPLACE FUNCTION {SIGNATURE} RETURNS BIGINT LANGUAGE plpgsql AS $${_BODY}$$"
-_INSTALLED = f"SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure('{SIGNATURE}')"
+FUNCTIONS = ((SIGNATURE, _BODY), (sql_audit.PG_SIGNATURE, sql_audit.PG_BODY))
+"""The server-side functions the writes call: the checks, and the audit trail's append."""
 
 _POSITION = sql.to_format_style(
     f"SELECT symfonic_expect(({sql.NEXT_SEQ}), ?, '{POSITION}', ?)")
 _INSERT_MESSAGE = sql.to_format_style(sql.INSERT_MESSAGE)
 _FINISH = sql.to_format_style(
-    f"WITH finished AS ({sql.FINISH} RETURNING 1) "
-    f"SELECT symfonic_expect((SELECT COUNT(*) FROM finished), 1, '{UNCLAIMED}', ?)")
+    f"WITH finished AS ({sql.FINISH}) "
+    f"SELECT symfonic_expect((SELECT COUNT(*) FROM finished), 1, '{UNCLAIMED}', ?), "
+    f"(SELECT {sql_audit.pg_call()} FROM finished)")
 
 
 async def install(conn: Connection) -> None:
-    """Create the check function, or replace an outdated one; nothing when it is current, so that
+    """Create the functions, or replace outdated ones; nothing when they are current, so that
     a role allowed only to read and write rows can open a database someone else migrated."""
-    row = await (await conn.execute(_INSTALLED)).fetchone()
-    if row is None or row[0] != _BODY:
-        await conn.execute(_CREATE)
+    for signature, body in FUNCTIONS:
+        installed = f"SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure('{signature}')"
+        row = await (await conn.execute(installed)).fetchone()
+        if row is None or row[0] != body:
+            await conn.execute(f"CREATE OR REPLACE FUNCTION {signature} RETURNS BIGINT "
+                               f"LANGUAGE plpgsql AS $${body}$$")
 
 
 async def append(conn: Connection, tail: TranscriptTail) -> None:
@@ -88,7 +93,8 @@ async def finish(conn: Connection, outcome: Finish) -> None:
     what = (f"pause {_literal(outcome.jti)} is not claimed; its outcome cannot be recorded "
             "(%s rows matched)")
     await conn.execute(_FINISH, (outcome.status, outcome.finished_at, sql.dump_json(outcome.outcome),
-                                 outcome.jti, outcome.claimed_at, outcome.claimed_at, what))
+                                 outcome.jti, outcome.claimed_at, outcome.claimed_at, what,
+                                 *sql_audit.call_parameters(audit_events.finished(outcome))))
 
 
 def _literal(text: str) -> str:

@@ -132,6 +132,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE UNIQUE INDEX symfonic_pause_votes_edits ON symfonic_pause_votes (jti, round)
             WHERE arguments IS NOT NULL""",
     ),
+    (
+        "ALTER TABLE symfonic_pauses ADD COLUMN assignee TEXT",
+        "ALTER TABLE symfonic_pauses ADD COLUMN assigned_until DOUBLE PRECISION",
+        """CREATE TABLE symfonic_audit (
+            tenant TEXT NOT NULL, seq BIGINT NOT NULL, at_us BIGINT NOT NULL, jti TEXT NOT NULL,
+            kind TEXT NOT NULL, person TEXT, credential TEXT, channel TEXT NOT NULL,
+            detail TEXT NOT NULL, prev TEXT NOT NULL, digest TEXT NOT NULL,
+            PRIMARY KEY (tenant, seq))""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -150,7 +159,9 @@ listened are copied in. Version 11: an API key may act as a person (JSON: id, na
 groups); NULL for a service key, as every key was before. Version 12: who started a paused turn
 (a person's id) and who may answer it (JSON: audience, quorum, whether the requester may); NULL
 for a pause anyone of its tenant may answer, as every pause was before. Version 13: the votes of
-pauses that need several approvals (:mod:`symfonic.services.votes`).
+pauses that need several approvals (:mod:`symfonic.services.votes`). Version 14: who took a pause
+for review and until when; the audit trail (:mod:`symfonic.services.audit`), one hash chain per
+tenant, its primary key the order the chain is read in.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

@@ -34,7 +34,7 @@ from symfonic.services.votes import Vote
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
                  "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by, "
-                 "requester, policy")
+                 "requester, policy, assignee, assigned_until")
 
 NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
@@ -46,11 +46,18 @@ INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, se
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
-                f"({', '.join('?' * 25)})")
+                f"({', '.join('?' * 27)})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
+FREE_FOR = "(assignee IS NULL OR assigned_until <= ? OR assignee = ?)"
+"""The pause is nobody's at the time given, or is the person's given (two parameters: now, the
+person; a NULL person matches only a pause nobody holds)."""
 CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ?, "
          f"decision = ?, answered_by = ? WHERE jti = ? AND status = 'outstanding' AND expires_at > ? "
-         f"RETURNING {PAUSE_COLUMNS}")
+         f"AND {FREE_FOR} RETURNING {PAUSE_COLUMNS}")
+ASSIGN = (f"UPDATE symfonic_pauses SET assignee = ?, assigned_until = ? WHERE jti = ? "
+          f"AND status = 'outstanding' AND expires_at > ? AND {FREE_FOR} RETURNING {PAUSE_COLUMNS}")
+UNASSIGN = ("UPDATE symfonic_pauses SET assignee = NULL, assigned_until = NULL WHERE jti = ? "
+            "AND status = 'outstanding' AND assignee = ? AND assigned_until > ? RETURNING scope, jti")
 LAPSED = "(status = 'interrupted' OR (status = 'claimed' AND lease_expires_at <= ?))"
 """A turn waiting for recovery: interrupted, or claimed with a lapsed lease (one parameter: now)."""
 RECLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ? "
@@ -72,7 +79,7 @@ ANSWERED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND cl
 INTERRUPT = ("UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti = ? AND status = 'claimed'"
              + HELD)
 FINISH = ("UPDATE symfonic_pauses SET status = ?, finished_at = ?, outcome = ? "
-          "WHERE jti = ? AND status = 'claimed'" + HELD)
+          "WHERE jti = ? AND status = 'claimed'" + HELD + " RETURNING scope, jti")
 LIST_OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? "
                     "AND status = 'outstanding' AND expires_at > ? AND (issued_at, jti) > (?, ?) "
                     "ORDER BY issued_at, jti LIMIT ?")
@@ -80,7 +87,9 @@ LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = 
                     "AND (issued_at, jti) > (?, ?) ORDER BY issued_at, jti LIMIT ?")
 CAST_VOTE = ("INSERT INTO symfonic_pause_votes (jti, round, person, arguments, answered_by, cast_at) "
              "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM symfonic_pauses WHERE jti = ? "
-             "AND status = 'outstanding' AND expires_at > ?) ON CONFLICT DO NOTHING")
+             f"AND status = 'outstanding' AND expires_at > ? AND {FREE_FOR}) ON CONFLICT DO NOTHING "
+             "RETURNING (SELECT scope FROM symfonic_pauses p WHERE p.jti = symfonic_pause_votes.jti) "
+             "AS scope, jti")
 """A vote, written only while its pause is answerable and only once per person and round (and
 one edit per round): :mod:`symfonic.services.votes`. Parameters: :func:`vote_row`."""
 VOTES = ("SELECT jti, round, person, arguments, answered_by, cast_at FROM symfonic_pause_votes "
@@ -102,9 +111,10 @@ def counts_of(rows: Any) -> dict[tuple[str, str], int]:
 SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id = ? "
                   "AND status = 'outstanding' AND expires_at > ? LIMIT 1")
 REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "
-          "WHERE jti = ? AND status = 'outstanding'")
+          "WHERE jti = ? AND status = 'outstanding' RETURNING scope, jti")
 SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' WHERE jti IN (SELECT jti FROM symfonic_pauses "
-         "WHERE status = 'outstanding' AND expires_at <= ? ORDER BY expires_at LIMIT ?)")
+         "WHERE status = 'outstanding' AND expires_at <= ? ORDER BY expires_at LIMIT ?) "
+         "RETURNING scope, jti")
 SWEEP_LEASES = ("UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti IN (SELECT jti FROM "
                 "symfonic_pauses WHERE status = 'claimed' AND lease_expires_at <= ? "
                 "ORDER BY lease_expires_at LIMIT ?)")
@@ -209,7 +219,8 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
             record.finished_at, None if record.outcome is None else dump_json(record.outcome),
             1 if record.policy is None else POLICY_FORMAT, record.lease_expires_at,
             None if record.decision is None else dump_json(record.decision), record.answered_by,
-            record.requester, None if record.policy is None else dump_json(record.policy))
+            record.requester, None if record.policy is None else dump_json(record.policy),
+            record.assignee, record.assigned_until)
 
 
 def record_of(row: Sequence[Any]) -> PauseRecord:
@@ -236,7 +247,8 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         expires_at=row[14], status=row[15], claimed_at=row[16], finished_at=row[17],
         outcome=None if row[18] is None else json.loads(row[18]), lease_expires_at=row[20],
         decision=None if row[21] is None else json.loads(row[21]), answered_by=row[22],
-        requester=row[23], policy=None if row[24] is None else json.loads(row[24]))
+        requester=row[23], policy=None if row[24] is None else json.loads(row[24]),
+        assignee=row[25], assigned_until=row[26])
 
 
 def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:
@@ -301,7 +313,7 @@ def turn_state_of(text: str) -> TurnState:
 def vote_row(vote: Vote, now: float) -> tuple[Any, ...]:
     return (vote.jti, vote.round, vote.person,
             None if vote.arguments is None else dump_json(vote.arguments), vote.answered_by,
-            vote.cast_at, vote.jti, now)
+            vote.cast_at, vote.jti, now, now, vote.person)
 
 
 def vote_of(row: Sequence[Any]) -> Vote:

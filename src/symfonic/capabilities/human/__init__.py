@@ -5,6 +5,7 @@ from symfonic.capabilities.human.audience import (
     AnswerPolicy,
     Approval,
     NotAnApprover,
+    PauseAssigned,
 )
 from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.errors import (
@@ -35,5 +36,6 @@ __all__ = [
     "Interrupt",
     "NoCheckpointAvailable",
     "NotAnApprover",
+    "PauseAssigned",
     "PauseWiring",
 ]

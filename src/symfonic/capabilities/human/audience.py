@@ -27,7 +27,7 @@ from symfonic.kernel.people import Person
 from symfonic.kernel.tool_contract import Tool
 
 __all__ = ["OPEN", "AlreadyAnswered", "AnswerPolicy", "Approval", "Approvers", "NotAnApprover",
-           "Refusal", "audience_of"]
+           "PauseAssigned", "Refusal", "audience_of"]
 
 _ENTRY = re.compile(r"^(person|group):([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127})$")
 Approvers = Sequence[str] | Callable[[dict[str, Any]], Iterable[str]] | None
@@ -72,6 +72,24 @@ class AlreadyAnswered(SymfonicError, RuntimeError):
                          "must complete it")
         self.pause_id = pause_id
         self.person = person
+
+
+class PauseAssigned(SymfonicError, RuntimeError):
+    """Another person took the pause for review; until their assignment lapses or they give it
+    back, only they may answer, vote on or reassign it. Nothing was changed.
+
+    Attributes:
+        pause_id: The pause.
+        assignee: The person who holds it.
+        until: When their assignment lapses (epoch seconds).
+    """
+
+    def __init__(self, pause_id: str, assignee: str, until: float) -> None:
+        super().__init__(f"pause {pause_id} is assigned to {assignee} until {until:.0f}; only "
+                         "they may answer it until then")
+        self.pause_id = pause_id
+        self.assignee = assignee
+        self.until = until
 
 
 def audience_of(entries: Iterable[str]) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
+from symfonic.capabilities.human.audience import PauseAssigned
 from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.scope import Scope
@@ -58,9 +59,19 @@ def refuse_unless_interrupted(record: PauseRecord, now: float) -> None:
         refuse(record, now)
 
 
-def refuse(record: PauseRecord, now: float) -> NoReturn:
-    """Refuse a pause that cannot be claimed, by what became of it."""
+def refuse_if_assigned(record: PauseRecord, now: float, person: str | None) -> None:
+    """Refuse anyone but the person who took the pause for review, while their assignment
+    holds (``person`` None: a service, which never holds one)."""
+    holder = record.assigned_at(now)
+    if holder is not None and holder != person and record.assigned_until is not None:
+        raise PauseAssigned(record.jti, holder, record.assigned_until)
+
+
+def refuse(record: PauseRecord, now: float, person: str | None = None) -> NoReturn:
+    """Refuse a pause that cannot be claimed (by ``person``), by what became of it."""
     status = record.status_at(now)
+    if status == "outstanding" and record.expires_at > now:
+        refuse_if_assigned(record, now, person)
     if status == "revoked":
         raise PauseRevoked(f"pause {record.jti} was revoked")
     if status in ("expired", "outstanding"):

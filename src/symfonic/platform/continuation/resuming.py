@@ -56,6 +56,7 @@ from symfonic.platform.continuation.recovery import interactions, recovered_roun
 from symfonic.platform.continuation.refusals import (
     paused_call,
     refuse,
+    refuse_if_assigned,
     refuse_unless_interrupted,
     scope_or_none,
     unknown,
@@ -228,6 +229,7 @@ class LedgerContinuation:
             claims, _ = self._verified(token)
             record = await self._record(await self._store(), claims)
             _check_answerer(record, person)
+            refuse_if_assigned(record, self._clock(), None if person is None else person.id)
 
     async def _paused(self, token: str) -> tuple[PauseClaims, Scope, Agent, Store, PauseRecord,
                                                  TurnState | None]:
@@ -250,9 +252,11 @@ class LedgerContinuation:
                              run_id: str | None,
                              person: Person | None) -> ResumeStream:
         claims, scope, agent, store, record, state = await self._paused(token)
+        who = None if person is None else person.id
         if record.status != "outstanding":
-            refuse(record, self._clock())
+            refuse(record, self._clock(), who)
         _check_answerer(record, person)
+        refuse_if_assigned(record, self._clock(), who)
         state, call = paused_call(claims, state, scope)
         tools = await agent.spec.listed_tools()
         spec = answer_spec(agent, record, tools)
@@ -278,13 +282,14 @@ class LedgerContinuation:
         now = self._clock()
         claim, history = await asyncio.gather(
             store.ledger.claim(claims.jti, now, lease_until=now + self._lease,
-                               decision=resolution_to_dict(decision), answered_by=answered_by),
+                               decision=resolution_to_dict(decision), answered_by=answered_by,
+                               person=who),
             self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
             return_exceptions=True)
         if isinstance(claim, BaseException):
             raise claim
         if not claim.won:
-            refuse(claim.record, now) if claim.record else unknown(claims.jti)
+            refuse(claim.record, now, who) if claim.record else unknown(claims.jti)
         measures.answered(agent.spec.name, record.name, record.kind, now - record.issued_at)
         if isinstance(history, BaseException):
             # Claimed, and nothing ran: give the pause back rather than leave it claimed.

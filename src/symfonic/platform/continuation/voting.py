@@ -22,7 +22,7 @@ from symfonic.kernel.interrupts import PendingInterrupt
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.people import Person
 from symfonic.kernel.stages import ApprovedCall, Resolution
-from symfonic.platform.continuation.refusals import refuse, unknown
+from symfonic.platform.continuation.refusals import refuse, refuse_if_assigned, unknown
 from symfonic.services.ledger import PauseLedger, PauseRecord
 from symfonic.services.votes import Vote, tally
 
@@ -40,6 +40,7 @@ async def counted(ledger: PauseLedger, record: PauseRecord, spec: InteractionSpe
     Raises:
         AnswerInvalid: the answer (or its edited arguments) does not fit; no vote was cast.
         AlreadyAnswered: ``person`` approved the current arguments already.
+        PauseAssigned: somebody else took the pause meanwhile.
         UnknownPauseToken: by subclass, the pause stopped being answerable meanwhile.
     """
     standing = tally(await ledger.votes(record.jti))
@@ -65,7 +66,8 @@ async def counted(ledger: PauseLedger, record: PauseRecord, spec: InteractionSpe
         if latest is None:
             unknown(record.jti)
         if latest.status_at(now) != "outstanding" or latest.expires_at <= now:
-            refuse(latest, now)
+            refuse(latest, now, person.id)
+        refuse_if_assigned(latest, now, person.id)
         if not edit or person.id in standing.approved_by:
             raise AlreadyAnswered(record.jti, person.id)
         # Another edit opened that round first: edit the arguments as they now stand.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from symfonic.kernel.messages import Message
+from symfonic.services.audit import AuditEvent, AuditRecord, next_record
 from symfonic.services.conversation import TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.outbox import Notification, OutboxEntry
@@ -29,6 +30,14 @@ class MemoryDatabase:
         self.votes: dict[str, list[Vote]] = {}
         self.listeners: set[tuple[str, str, str, str]] = set()
         """(scope key, session, topic, listener): :mod:`symfonic.services.listeners`."""
+        self.trails: dict[str, list[AuditRecord]] = {}
+        """Each tenant's audit records, in order (:mod:`symfonic.services.audit`)."""
+
+    def audit(self, record: PauseRecord, event: AuditEvent) -> None:
+        """Chain ``event`` on ``record``'s pause after its tenant's last record."""
+        trail = self.trails.setdefault(record.scope.key, [])
+        last = (trail[-1].seq, trail[-1].digest) if trail else None
+        trail.append(next_record(record.scope.key, record.jti, event, last))
 
     def enqueue(self, notification: Notification) -> None:
         self.outbox[notification.id] = OutboxEntry(

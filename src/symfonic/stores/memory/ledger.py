@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from symfonic.kernel.scope import Scope
+from symfonic.services import audit_events
+from symfonic.services.audit import SYSTEM, Actor, AuditEvent
 from symfonic.services.conversation import StoreError, TranscriptTail
 from symfonic.services.ledger import (
     FOREVER,
@@ -55,16 +57,34 @@ class MemoryLedger(MemoryPort):
         return self._db.pauses.get(jti)
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None,
+                    person: str | None = None) -> Claim:
         async with self._db.lock:
             record = self._db.pauses.get(jti)
-            if record is None or record.status != "outstanding" or record.expires_at <= now:
+            if record is None or not free_for(record, now, person):
                 return Claim(won=False, record=record)
             claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
                                           lease_expires_at=stored_lease(lease_until),
                                           decision=decision, answered_by=answered_by)
             self._db.pauses[jti] = claimed
+            self._db.audit(claimed, audit_events.answered(now, decision, answered_by, person))
             return Claim(won=True, record=claimed)
+
+    async def assign(self, jti: str, now: float, *, to: str, until: float, by: Actor) -> Claim:
+        async with self._db.lock:
+            record = self._db.pauses.get(jti)
+            if record is None or not free_for(record, now, by.person):
+                return Claim(won=False, record=record)
+            taken = dataclasses.replace(record, assignee=to, assigned_until=until)
+            self._db.pauses[jti] = taken
+            self._db.audit(taken, audit_events.assigned(now, to, until, by))
+            return Claim(won=True, record=taken)
+
+    async def unassign(self, jti: str, now: float, *, by: Actor) -> bool:
+        return self._update(jti, lambda r: r.status == "outstanding" and r.assignee == by.person
+                            and r.assigned_at(now) is not None,
+                            audited=audit_events.released(now, by), assignee=None,
+                            assigned_until=None)
 
     async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
         async with self._db.lock:
@@ -126,36 +146,42 @@ class MemoryLedger(MemoryPort):
         async with self._db.lock:
             record = self._db.pauses.get(vote.jti)
             cast = self._db.votes.setdefault(vote.jti, [])
-            if record is None or record.status != "outstanding" or record.expires_at <= now or any(
+            if record is None or not free_for(record, now, vote.person) or any(
                     v.round == vote.round and (v.person == vote.person or (v.edit and vote.edit))
                     for v in cast):
                 return False
             cast.append(vote)
+            self._db.audit(record, audit_events.voted(vote))
             return True
 
     async def votes(self, jti: str) -> list[Vote]:
         return list(self._db.votes.get(jti, ()))
 
-    async def revoke(self, jti: str, now: float) -> bool:
+    async def revoke(self, jti: str, now: float, *, by: Actor = SYSTEM) -> bool:
         return self._update(jti, lambda r: r.status == "outstanding", status="revoked",
-                            finished_at=now)
+                            finished_at=now, audited=audit_events.revoked(now, by))
 
     async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
         expired = lapsed = 0
         for record in list(self._db.pauses.values()):
             if record.status == "outstanding" and record.expires_at <= now and expired < limit:
-                expired += self._update(record.jti, lambda r: True, status="expired")
+                expired += self._update(record.jti, lambda r: True, status="expired",
+                                        audited=audit_events.expired(now))
             elif (record.status == "claimed" and record.status_at(now) == "interrupted"
                   and lapsed < limit):
                 lapsed += self._update(record.jti, lambda r: True, status="interrupted")
         return expired + lapsed
 
-    def _update(self, jti: str, when: Callable[[PauseRecord], bool], **changes: Any) -> bool:
-        """Change a row if ``when`` holds; no await inside, so no other task sees it half-done."""
+    def _update(self, jti: str, when: Callable[[PauseRecord], bool], *,
+                audited: AuditEvent | None = None, **changes: Any) -> bool:
+        """Change a row if ``when`` holds (and audit the change); no await inside, so no other
+        task sees it half-done."""
         record = self._db.pauses.get(jti)
         if record is None or not when(record):
             return False
         self._db.pauses[jti] = dataclasses.replace(record, **changes)
+        if audited is not None:
+            self._db.audit(record, audited)
         return True
 
     def _finishable(self, finish: Finish) -> PauseRecord:
@@ -167,6 +193,15 @@ class MemoryLedger(MemoryPort):
     def _record_finish(self, finish: Finish, record: PauseRecord) -> None:
         self._db.pauses[finish.jti] = dataclasses.replace(
             record, status=finish.status, finished_at=finish.finished_at, outcome=finish.outcome)
+        self._db.audit(record, audit_events.finished(finish))
+
+
+def free_for(record: PauseRecord, now: float, person: str | None) -> bool:
+    """As :data:`symfonic.stores.sql.FREE_FOR`, on an answerable row: outstanding, unexpired, and
+    held by nobody or by ``person``."""
+    holder = record.assigned_at(now)
+    return (record.status == "outstanding" and record.expires_at > now
+            and (holder is None or holder == person))
 
 
 def held(record: PauseRecord, claimed_at: float | None) -> bool:

@@ -3,6 +3,7 @@ without a host."""
 
 from __future__ import annotations
 
+from symfonic.stores.memory.audit import MemoryAuditTrail
 from symfonic.stores.memory.database import MemoryDatabase
 from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.stores.memory.outbox import MemoryOutbox
@@ -18,6 +19,7 @@ class MemoryStore:
         self.checkpoints = MemoryCheckpoints(self.database)
         self.ledger = MemoryLedger(self.database)
         self.outbox = MemoryOutbox(self.database)
+        self.audit = MemoryAuditTrail(self.database)
 
     async def close(self) -> None:
         """Nothing to release: the dictionaries go with the store."""

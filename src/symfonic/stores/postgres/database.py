@@ -32,8 +32,8 @@ Reader = writes.Reader
 _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic schema change
 
 _PAUSES = ("LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
-           "INSERT_PAUSE", "GET_PAUSE", "CLAIM", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT",
-           "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "REVOKE", "CAST_VOTE", "VOTES",
+           "INSERT_PAUSE", "GET_PAUSE", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT",
+           "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "VOTES",
            "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
            "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE")
 S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES}

@@ -11,16 +11,37 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic.kernel.scope import Scope
-from symfonic.services import ledger
+from symfonic.services import audit_events, ledger
+from symfonic.services.audit import SYSTEM, Actor, AuditEvent
 from symfonic.services.conversation import TranscriptTail
 from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
 from symfonic.services.votes import Vote
 from symfonic.stores import postgres_writes as writes
-from symfonic.stores import sql
+from symfonic.stores import sql, sql_audit
 from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
 from symfonic.stores.sql_listeners import announce_pause_pg
 
-SWEEPS = tuple(sql.to_format_style(s.replace(*sql.SKIP_LOCKED)) for s in (sql.SWEEP, sql.SWEEP_LEASES))
+_SWEEP_EXPIRED, _SWEEP_LEASES = (s.replace(*sql.SKIP_LOCKED) for s in (sql.SWEEP, sql.SWEEP_LEASES))
+
+
+def _with_record(statement: str) -> str:
+    """A claim-like statement that returns the row and audits it in the same statement."""
+    return sql.to_format_style(f"WITH changed AS ({statement}) SELECT changed.*, "
+                               f"{sql_audit.pg_call()} FROM changed")
+
+
+def _audited(statement: str) -> str:
+    """A statement returning ``(scope, jti)`` rows, each audited; tenants in a stable order, so
+    that two transactions take the tenants' audit locks in the same order."""
+    return sql.to_format_style(f"WITH changed AS ({statement}) SELECT {sql_audit.pg_call()} "
+                               "FROM (SELECT * FROM changed ORDER BY scope, jti) AS c")
+
+
+A = {"CLAIM": _with_record(sql.CLAIM), "ASSIGN": _with_record(sql.ASSIGN),
+     "UNASSIGN": _audited(sql.UNASSIGN), "REVOKE": _audited(sql.REVOKE),
+     "CAST_VOTE": _audited(sql.CAST_VOTE), "SWEEP": _audited(_SWEEP_EXPIRED)}
+"""The ledger's decisions, each with its audit record, in psycopg's style."""
+SWEEP_LEASES = sql.to_format_style(_SWEEP_LEASES)
 
 
 class PostgresLedger(PostgresPort):
@@ -49,10 +70,28 @@ class PostgresLedger(PostgresPort):
         return None if not rows else sql.record_of(rows[0])
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None,
+                    person: str | None = None) -> Claim:
         stored = None if decision is None else sql.dump_json(decision)
-        return await self._claimed(jti, S["CLAIM"], (now, sql.lease_of(lease_until), stored, answered_by,
-                                                 jti, now))
+        event = audit_events.answered(now, decision, answered_by, person)
+        return await self._claimed(jti, A["CLAIM"], (now, sql.lease_of(lease_until), stored,
+                                                     answered_by, jti, now, now, person,
+                                                     *sql_audit.call_parameters(event)))
+
+    async def assign(self, jti: str, now: float, *, to: str, until: float, by: Actor) -> Claim:
+        event = audit_events.assigned(now, to, until, by)
+        return await self._claimed(jti, A["ASSIGN"], (to, until, jti, now, now, by.person,
+                                                      *sql_audit.call_parameters(event)))
+
+    async def unassign(self, jti: str, now: float, *, by: Actor) -> bool:
+        return await self._decided("UNASSIGN", (jti, by.person, now),
+                                   audit_events.released(now, by)) == 1
+
+    async def _decided(self, name: str, parameters: tuple[Any, ...], event: AuditEvent) -> int:
+        """Run one of :data:`A`'s audited statements; how many rows it changed."""
+        rows = await self._fetchall(A[name], (*parameters, *sql_audit.call_parameters(event)),
+                                    idempotent=False)
+        return len(rows)
 
     async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
         return await self._claimed(jti, S["RECLAIM"], (now, sql.lease_of(lease_until), jti, now))
@@ -98,15 +137,16 @@ class PostgresLedger(PostgresPort):
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
         return bool(await self._fetchall(S["SESSION_PAUSED"], (scope.key, session_id, now)))
 
-    async def revoke(self, jti: str, now: float) -> bool:
-        return await self._rowcount(S["REVOKE"], (now, jti)) == 1
+    async def revoke(self, jti: str, now: float, *, by: Actor = SYSTEM) -> bool:
+        return await self._decided("REVOKE", (now, jti), audit_events.revoked(now, by)) == 1
 
     async def cast_vote(self, vote: Vote, now: float) -> bool:
-        return await self._rowcount(S["CAST_VOTE"], sql.vote_row(vote, now)) == 1
+        return await self._decided("CAST_VOTE", sql.vote_row(vote, now),
+                                   audit_events.voted(vote)) == 1
 
     async def votes(self, jti: str) -> list[Vote]:
         return [sql.vote_of(row) for row in await self._fetchall(S["VOTES"], (jti,))]
 
     async def sweep_expired(self, now: float, *, limit: int = ledger.SWEEP_BATCH) -> int:
-        return (await self._rowcount(SWEEPS[0], (now, limit))
-                + await self._rowcount(SWEEPS[1], (now, limit)))
+        return (await self._decided("SWEEP", (now, limit), audit_events.expired(now))
+                + await self._rowcount(SWEEP_LEASES, (now, limit)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from symfonic.stores.postgres.audit import PostgresAuditTrail
 from symfonic.stores.postgres.database import Connection, PostgresDatabase
 from symfonic.stores.postgres.ledger import PostgresLedger
 from symfonic.stores.postgres.outbox import PostgresOutbox
@@ -29,6 +30,7 @@ class PostgresStore:
         self.checkpoints = PostgresCheckpoints(database)
         self.ledger = PostgresLedger(database)
         self.outbox = PostgresOutbox(database)
+        self.audit = PostgresAuditTrail(database)
 
     @property
     def timeout(self) -> float:

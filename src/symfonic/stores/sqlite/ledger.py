@@ -10,6 +10,8 @@ import sqlite3
 from typing import Any
 
 from symfonic.kernel.scope import Scope
+from symfonic.services import audit_events
+from symfonic.services.audit import SYSTEM, Actor, AuditEvent
 from symfonic.services.conversation import StoreError, TranscriptTail
 from symfonic.services.ledger import (
     FOREVER,
@@ -22,7 +24,7 @@ from symfonic.services.ledger import (
     PauseRecord,
 )
 from symfonic.services.votes import Vote
-from symfonic.stores import sql
+from symfonic.stores import sql, sql_audit
 from symfonic.stores.sql_listeners import announce_pause
 from symfonic.stores.sqlite.database import SQLitePort
 from symfonic.stores.sqlite.transcripts import append_tail
@@ -51,19 +53,33 @@ class SQLiteLedger(SQLitePort):
         return None if row is None else sql.record_of(row)
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
-                    decision: dict[str, Any] | None = None, answered_by: str | None = None) -> Claim:
+                    decision: dict[str, Any] | None = None, answered_by: str | None = None,
+                    person: str | None = None) -> Claim:
         stored = None if decision is None else sql.dump_json(decision)
         return await self._claimed(jti, sql.CLAIM, (now, sql.lease_of(lease_until), stored, answered_by,
-                                                 jti, now))
+                                                 jti, now, now, person),
+                                   audit_events.answered(now, decision, answered_by, person))
 
     async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
         return await self._claimed(jti, sql.RECLAIM, (now, sql.lease_of(lease_until), jti, now))
 
-    async def _claimed(self, jti: str, statement: str, parameters: tuple[Any, ...]) -> Claim:
+    async def assign(self, jti: str, now: float, *, to: str, until: float, by: Actor) -> Claim:
+        return await self._claimed(jti, sql.ASSIGN, (to, until, jti, now, now, by.person),
+                                   audit_events.assigned(now, to, until, by))
+
+    async def unassign(self, jti: str, now: float, *, by: Actor) -> bool:
+        return await self._audited(sql.UNASSIGN, (jti, by.person, now),
+                                   audit_events.released(now, by)) == 1
+
+    async def _claimed(self, jti: str, statement: str, parameters: tuple[Any, ...],
+                       audited: AuditEvent | None = None) -> Claim:
         def write(c: sqlite3.Connection) -> Claim:
             row = c.execute(statement, parameters).fetchone()
             if row is not None:
-                return Claim(won=True, record=sql.record_of(row))
+                record = sql.record_of(row)
+                if audited is not None:
+                    sql_audit.append(c, record.scope.key, record.jti, audited)
+                return Claim(won=True, record=record)
             current = c.execute(sql.GET_PAUSE, (jti,)).fetchone()
             return Claim(won=False, record=None if current is None else sql.record_of(current))
 
@@ -107,24 +123,44 @@ class SQLiteLedger(SQLitePort):
                                                    (scope.key, session_id, now)).fetchone())
         return row is not None
 
-    async def revoke(self, jti: str, now: float) -> bool:
-        return await self._changed(sql.REVOKE, (now, jti))
+    async def revoke(self, jti: str, now: float, *, by: Actor = SYSTEM) -> bool:
+        return await self._audited(sql.REVOKE, (now, jti), audit_events.revoked(now, by)) == 1
 
     async def cast_vote(self, vote: Vote, now: float) -> bool:
-        return await self._changed(sql.CAST_VOTE, sql.vote_row(vote, now))
+        return await self._audited(sql.CAST_VOTE, sql.vote_row(vote, now),
+                                   audit_events.voted(vote)) == 1
 
     async def votes(self, jti: str) -> list[Vote]:
         return [sql.vote_of(row) for row in
                 await self._read(lambda c: c.execute(sql.VOTES, (jti,)).fetchall())]
 
     async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
-        return await self._write(lambda c: c.execute(sql.SWEEP, (now, limit)).rowcount
-                                 + c.execute(sql.SWEEP_LEASES, (now, limit)).rowcount)
+        def write(c: sqlite3.Connection) -> int:
+            expired = audit_rows(c, c.execute(sql.SWEEP, (now, limit)).fetchall(),
+                                 audit_events.expired(now))
+            return expired + c.execute(sql.SWEEP_LEASES, (now, limit)).rowcount
+
+        return await self._write(write)
+
+    async def _audited(self, statement: str, parameters: tuple[Any, ...],
+                       event: AuditEvent) -> int:
+        """Run a statement that returns ``(scope, jti)`` of each row it changed, and audit each
+        in its transaction; how many it changed."""
+        return await self._write(lambda c: audit_rows(
+            c, c.execute(statement, parameters).fetchall(), event))
+
+
+def audit_rows(conn: sqlite3.Connection, changed: list[Any], event: AuditEvent) -> int:
+    """Append ``event`` for each ``(scope, jti)`` row changed; how many there were."""
+    for scope, jti in changed:
+        sql_audit.append(conn, scope, jti, event)
+    return len(changed)
 
 
 def finish_claimed(conn: sqlite3.Connection, finish: Finish) -> None:
     changed = conn.execute(sql.FINISH, (finish.status, finish.finished_at,
                                         sql.dump_json(finish.outcome), finish.jti,
-                                        finish.claimed_at, finish.claimed_at)).rowcount
-    if changed != 1:
+                                        finish.claimed_at, finish.claimed_at)).fetchall()
+    if len(changed) != 1:
         raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")
+    audit_rows(conn, changed, audit_events.finished(finish))

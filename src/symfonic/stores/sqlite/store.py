@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from symfonic.stores.sqlite.audit import SQLiteAuditTrail
 from symfonic.stores.sqlite.database import SQLiteDatabase, Synchronous
 from symfonic.stores.sqlite.ledger import SQLiteLedger
 from symfonic.stores.sqlite.outbox import SQLiteOutbox
@@ -22,6 +23,7 @@ class SQLiteStore:
         self.checkpoints = SQLiteCheckpoints(self.database)
         self.ledger = SQLiteLedger(self.database)
         self.outbox = SQLiteOutbox(self.database)
+        self.audit = SQLiteAuditTrail(self.database)
 
     @property
     def path(self) -> Path:

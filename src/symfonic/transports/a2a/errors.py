@@ -14,6 +14,7 @@ SessionAwaitingAnswer                 InvalidRequestError (-32600)     ``session
 NotAnApprover                         InvalidRequestError (-32600)     ``not_an_approver``
                                                                        + ``reason``
 AlreadyAnswered                       InvalidRequestError (-32600)     ``already_answered_by_you``
+PauseAssigned                         InvalidRequestError (-32600)     ``pause_assigned``
 IncompatibleDefinition                UnsupportedOperationError        ``incompatible_definition``
 MalformedPauseToken                   InternalError (-32603)           ``malformed_token``
 ContinuationUnavailable, store down   InternalError (-32603)           ``continuation_unavailable``
@@ -46,6 +47,7 @@ from symfonic import (
     MalformedPauseToken,
     NotAnApprover,
     PauseAlreadyResumed,
+    PauseAssigned,
     PauseExpired,
     PauseRevoked,
     SessionAwaitingAnswer,
@@ -97,6 +99,10 @@ def a2a_error(refusal: Exception, task_id: str = "") -> A2AError:
         case AlreadyAnswered():
             return InvalidRequestError(f"{task}: {refusal}; it is still waiting for input",
                                        data={"error": "already_answered_by_you"})
+        case PauseAssigned():
+            return InvalidRequestError(f"{task}: {refusal}; it is still waiting for input",
+                                       data={"error": "pause_assigned",
+                                             "assignee": refusal.assignee, "until": refusal.until})
         case NotAnApprover():
             return InvalidRequestError(f"{task} may not be answered by this caller: {refusal}; "
                                        "it is still waiting for input",

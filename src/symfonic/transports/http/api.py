@@ -226,4 +226,4 @@ async def revoke_pause(token: TokenParam, request: Request,
     service = service_of(request)
     service.check_tenant(token, key.tenant)
     await service.host.continuation.ticket(token)  # 404 / 410 before anything changes
-    return {"revoked": await service.host.revoke(token)}
+    return {"revoked": await service.host.revoke(token, by=key.person, credential=key.id)}

@@ -21,7 +21,17 @@ from starlette.staticfiles import StaticFiles
 
 from symfonic.platform.host import Host
 from symfonic.services.outbox import PAUSE_CREATED, Notification
-from symfonic.transports.http import api, docs_ui, errors, inbox, inbox_events, pages, runs
+from symfonic.transports.http import (
+    api,
+    docs_ui,
+    errors,
+    inbox,
+    inbox_events,
+    inbox_reviews,
+    pages,
+    reviews,
+    runs,
+)
 from symfonic.transports.http.accounts import accounts_of
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
@@ -131,8 +141,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     app.add_middleware(StrictJSONRPC, prefixes=JSON_RPC_PREFIXES)  # inside BodyLimit: bounded
     app.add_middleware(BodyLimit, max_bytes=max_body)
     app.include_router(api.router)
+    app.include_router(reviews.router)
     app.include_router(runs.router)
     app.include_router(inbox.router)
+    app.include_router(inbox_reviews.router)
     app.include_router(inbox_events.router)
     docs_ui.install(app)
     app.mount(pages.STATIC, StaticFiles(packages=[("symfonic.transports.http", "static")]),

@@ -23,7 +23,9 @@ Permissions (a key without the one a route needs gets 403, a missing or unknown 
 
 - ``runs``: start runs;
 - ``pauses:read``: list pauses and read tickets (and open the inbox);
-- ``pauses:answer``: resume and revoke pauses.
+- ``pauses:answer``: resume and revoke pauses, take them for review and give them back.
+- ``audit:read``: read the tenant's audit trail (``GET /v1/audit``). Keys made before it existed
+  do not hold it: grant it to a new key.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ __all__ = ["DEFAULT_KEYS_FILE", "DEVELOPMENT_LABEL", "KEYS_FILE_VARIABLE", "PERM
            "REFRESH_SECONDS", "ApiKey", "ApiKeys", "Permission", "import_keys_file", "new_key",
            "read_keys_file", "readable_label"]
 
-Permission = Literal["runs", "pauses:read", "pauses:answer"]
-PERMISSIONS: tuple[Permission, ...] = ("runs", "pauses:read", "pauses:answer")
+Permission = Literal["runs", "pauses:read", "pauses:answer", "audit:read"]
+PERMISSIONS: tuple[Permission, ...] = ("runs", "pauses:read", "pauses:answer", "audit:read")
 KEYS_FILE_VARIABLE = "SYMFONIC_API_KEYS"
 DEFAULT_KEYS_FILE = Path(".symfonic/api_keys.json")
 """The keys file of earlier versions: imported into an empty store, never written."""
@@ -264,6 +266,16 @@ class ApiKeys:
         """The live (not revoked) record of ``key_id``: an inbox session lasts while it does."""
         record = self._keys.get(key_id)
         return None if record is None or record.revoked_at is not None else record
+
+    def person(self, tenant: str, person_id: str) -> Person | None:
+        """The person ``person_id`` as a live key of ``tenant`` describes them (their groups
+        included); None when no such key is known here. How a pause is given to someone else:
+        the server knows them from their key, never from what the caller says of them."""
+        for record in self._keys.values():
+            if record.tenant == tenant and record.revoked_at is None and \
+                    record.person is not None and record.person.id == person_id:
+                return record.person
+        return None
 
     def label_of(self, key_id: str, tenant: str) -> str | None:
         """How a person reads ``key_id`` (see :func:`readable_label`), revoked keys included: a

@@ -12,6 +12,7 @@ PauseAlreadyResumed                  409   pause_already_resumed        + ``stat
 AnswerInvalid                        422   answer_invalid               + ``errors``
 NotAnApprover                        403   not_an_approver              + ``reason``
 AlreadyAnswered                      409   already_answered_by_you      the vote counts once
+PauseAssigned                        409   pause_assigned               + ``assignee``, ``until``
 IncompatibleDefinition               409   incompatible_definition
 AgentNotServed                       404   unknown_agent
 SessionAwaitingAnswer                409   session_awaiting_answer
@@ -45,7 +46,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from symfonic.agent import SessionAwaitingAnswer
-from symfonic.capabilities.human.audience import AlreadyAnswered, NotAnApprover
+from symfonic.capabilities.human.audience import AlreadyAnswered, NotAnApprover, PauseAssigned
 from symfonic.errors import SymfonicError
 from symfonic.platform.continuation import (
     AgentNotServed,
@@ -68,7 +69,7 @@ UNKNOWN_PAUSE = "no such pause in this tenant"
 HANDLED: tuple[type[Exception], ...] = (
     UnknownPauseToken, AnswerInvalid, IncompatibleDefinition, ContinuationUnavailable,
     SessionAwaitingAnswer, StoreUnavailable, ClaimLost, OutcomeUnknown, RecoveryRefused,
-    NotAnApprover, AlreadyAnswered)
+    NotAnApprover, AlreadyAnswered, PauseAssigned)
 RETRY_LATER = {"Retry-After": "5"}
 """The core's refusals this module maps."""
 
@@ -143,6 +144,9 @@ def problem_of(error: Exception) -> Problem:
             return Problem(403, {**_body("not_an_approver", detail), "reason": error.reason})
         case AlreadyAnswered():
             return Problem(409, _body("already_answered_by_you", detail))
+        case PauseAssigned():
+            return Problem(409, {**_body("pause_assigned", detail), "assignee": error.assignee,
+                                 "until": error.until})
         case IncompatibleDefinition():
             return Problem(409, _body("incompatible_definition", detail))
         case AgentNotServed():

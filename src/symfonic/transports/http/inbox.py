@@ -21,8 +21,9 @@ What a person sees of a pause: the conversation that led to it (``host.conversat
 by :mod:`.pages_conversation`), its form while outstanding, and once answered the decision that
 was applied, who gave it and what came of it (:mod:`.pages_decisions`); under the pending pauses,
 the tenant's recent decisions (``host.answered``). An answer is stored as given by the session's
-key (``answered_by`` = the key's id, as the API stores the calling key's); it is shown by the
-key's label (:func:`answerer`).
+key (``answered_by`` = ``inbox:`` and the key's id, so the audit trail names the channel); it
+is shown by the key's label (:func:`answerer`). "Take it" and "Release" are
+:mod:`.inbox_reviews`'.
 """
 
 from __future__ import annotations
@@ -60,10 +61,10 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
-_FORM_BODY = {"requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {
+FORM_BODY = {"requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {
     "schema": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
 _HTML = {"content": {"text/html": {"schema": {"type": "string"}}}}
-_PAGES: dict[int | str, dict[str, Any]] = {code: {**_HTML, "description": why} for code, why in (
+PAGES: dict[int | str, dict[str, Any]] = {code: {**_HTML, "description": why} for code, why in (
     (400, "Malformed token."), (401, "Not signed in, or an unknown key."),
     (403, "The key lacks the permission, the form's CSRF token is wrong, or a sign-in was posted "
           "from another site's page."),
@@ -95,7 +96,8 @@ async def inbox(request: Request, after: str | None = None,
                 view: pages.InboxView = "mine") -> Response:
     """The tenant's pending questions, approvals and interrupts, each with its answer form, a
     page at a time (``after``: the cursor of the previous page's last pause): those the signed-in
-    person may answer now, or (``view=all``) all of them."""
+    person may answer now, those they took for review (``view=assigned``), or (``view=all``) all
+    of them."""
     service = service_of(request)
     signed_in = await session_of(service, request)
     if signed_in is None:
@@ -103,14 +105,15 @@ async def inbox(request: Request, after: str | None = None,
     session, key = signed_in
     try:
         tickets = await service.host.pauses(key.scope, limit=INBOX_PAGE, after=after,
-                                            answerable_by=answerable(key, view))
+                                            answerable_by=answerable(key, view),
+                                            held_by=held(key, view))
     except ValueError:
         return html(pages.problem(422, "request_invalid", "not a page of this inbox"), 422)
     views = [await view_of(service, t) for t in tickets]
     more = tickets[-1].cursor if len(tickets) == INBOX_PAGE else None
     return html(pages.inbox(views, tenant=key.tenant, csrf=session.csrf,
                             agents=sorted(service.host.specs), more=more,
-                            history=await history_of(service, key), view=view))
+                            history=await history_of(service, key), view=view, me=me(key)))
 
 
 def answerable(key: ApiKey, view: pages.InboxView) -> Answerer | None:
@@ -118,9 +121,26 @@ def answerable(key: ApiKey, view: pages.InboxView) -> Answerer | None:
     return None if view == "all" else answerer_of(key)
 
 
+def held(key: ApiKey, view: pages.InboxView) -> str | None:
+    """Whose held pauses a list of ``view`` shows: the person's, for ``assigned`` (a service
+    key's: none, since it holds nothing)."""
+    if view != "assigned":
+        return None
+    return "" if key.person is None else key.person.id
+
+
+def me(key: ApiKey) -> str | None:
+    """The signed-in person's id; None for a service key."""
+    return None if key.person is None else key.person.id
+
+
+INBOX_CHANNEL = "inbox:"
+"""How the inbox names the key an answer came with (``answered_by``, the audit trail)."""
+
+
 @router.post("/inbox/login", summary="Sign in to the inbox with an API key",
-             openapi_extra=_FORM_BODY, responses={303: {"description": "Signed in."},
-                                                  **{c: _PAGES[c] for c in (401, 403, 413)}})
+             openapi_extra=FORM_BODY, responses={303: {"description": "Signed in."},
+                                                  **{c: PAGES[c] for c in (401, 403, 413)}})
 async def login(request: Request) -> Response:
     """Sign in with an API key posted from the sign-in form; refused when posted cross-site."""
     service = service_of(request)
@@ -145,9 +165,9 @@ async def login(request: Request) -> Response:
     return response
 
 
-@router.post("/inbox/logout", summary="Sign out of the inbox", openapi_extra=_FORM_BODY,
+@router.post("/inbox/logout", summary="Sign out of the inbox", openapi_extra=FORM_BODY,
              responses={303: {"description": "Signed out (or was not signed in)."},
-                        403: _PAGES[403]})
+                        403: PAGES[403]})
 async def logout(request: Request) -> Response:
     """End the session on the server, so no copy of its cookie is signed in any more.
 
@@ -161,7 +181,7 @@ async def logout(request: Request) -> Response:
         session, _ = signed_in
         form = await _form(request)
         if not hmac.compare_digest(form.get("csrf", ""), session.csrf):
-            return _problem(_stale_form())
+            return problem_page(_stale_form())
         await service.sessions.close(session)
     response = RedirectResponse("/inbox", status_code=303)
     response.delete_cookie(COOKIE, path="/inbox", httponly=True, samesite="strict",
@@ -170,7 +190,7 @@ async def logout(request: Request) -> Response:
 
 
 @router.get("/inbox/pauses/{token}", response_class=HTMLResponse, summary="One pause's page",
-            responses={c: _PAGES[c] for c in (400, 401, 404, 410)})
+            responses={c: PAGES[c] for c in (400, 401, 404, 410)})
 async def pause_page(token: TokenParam, request: Request) -> Response:
     """The pause: its question, its form while outstanding, its outcome once answered."""
     service = service_of(request)
@@ -182,25 +202,25 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
         service.check_tenant(token, key.tenant)
         ticket = await service.host.continuation.ticket(token)
     except REFUSALS as refused:
-        return _problem(refused)
+        return problem_page(refused)
     return html(pages.pause(await view_of(service, ticket), tenant=key.tenant,
-                            csrf=session.csrf))
+                            csrf=session.csrf, me=me(key)))
 
 
 @router.post("/inbox/pauses/{token}", summary="Answer a pause from its form",
-             openapi_extra=_FORM_BODY, responses={303: {"description": "Answered: see the pause's "
+             openapi_extra=FORM_BODY, responses={303: {"description": "Answered: see the pause's "
                                                                        "page for its outcome."},
-                                                  **_PAGES})
+                                                  **PAGES})
 async def answer(token: TokenParam, request: Request) -> Response:
     """Answer the pause from its form (at most once), then show its page with the outcome.
 
-    The answer is stored as given by the session's key (``answered_by`` = the key's id). An
+    The answer is stored as given by the session's key (``answered_by`` = ``inbox:<key id>``). An
     answer to a pause that was answered meanwhile (another tab, another person) is a 409 page
     that says so and shows the decision that *was* applied, with who gave it and when.
     """
     service = service_of(request)
     try:
-        key, form, csrf_token = await _signed_in_form(service, request, "pauses:answer")
+        key, form, csrf_token = await signed_in_form(service, request, "pauses:answer")
         service.check_tenant(token, key.tenant)
         view = await view_of(service, await service.host.continuation.ticket(token),
                              conversation=False)
@@ -209,7 +229,8 @@ async def answer(token: TokenParam, request: Request) -> Response:
         service.check_accepting()  # before the claim: a claimed pause must get its turn
         try:
             events = await service.host.continuation.resume_stream(
-                token, forms.parse(view.form, form), answered_by=key.id, person=key.person)
+                token, forms.parse(view.form, form), answered_by=INBOX_CHANNEL + key.id,
+                person=key.person)
             bell_of(request).ring(key.tenant)  # claimed: the person's other tabs say so at once
         except AnswerInvalid as invalid:
             return html(pages.pause(await view_of(service, view.ticket), tenant=key.tenant,
@@ -222,18 +243,18 @@ async def answer(token: TokenParam, request: Request) -> Response:
         await collect(service.pump.start(events).events())  # the turn goes on if the person leaves
         bell_of(request).ring(key.tenant)  # and what came of it
     except REFUSALS as refused:
-        return _problem(refused)
+        return problem_page(refused)
     return RedirectResponse(f"/inbox/pauses/{token}", status_code=303)
 
 
-@router.post("/inbox/runs", summary="Start a run from the inbox", openapi_extra=_FORM_BODY,
+@router.post("/inbox/runs", summary="Start a run from the inbox", openapi_extra=FORM_BODY,
              responses={200: {**_HTML, "description": "The run's outcome."},
                         303: {"description": "The run paused: its page."},
-                        **{c: _PAGES[c] for c in (401, 403, 404, 413, 503)}})
+                        **{c: PAGES[c] for c in (401, 403, 404, 413, 503)}})
 async def start_run(request: Request) -> Response:
     service = service_of(request)
     try:
-        key, form, csrf_token = await _signed_in_form(service, request, "runs")
+        key, form, csrf_token = await signed_in_form(service, request, "runs")
         agent = service.host.agent(form.get("agent", ""), key.scope)
         text = form.get("input", "").strip()
         if not text:
@@ -243,7 +264,7 @@ async def start_run(request: Request) -> Response:
             agent.stream(text, session_id=f"inbox-{uuid.uuid4().hex}",
                          requested_by=key.person)).events())
     except REFUSALS as refused:
-        return _problem(refused)
+        return problem_page(refused)
     if outcome.status == "paused" and outcome.interrupt is not None:
         return RedirectResponse(f"/inbox/pauses/{outcome.interrupt.token}", status_code=303)
     notice = (f"Completed: {outcome.output}" if outcome.status == "completed"
@@ -284,6 +305,7 @@ def answerer(service: Service, ticket: LedgerTicket) -> pages_decisions.Answerer
     key_id = ticket.answered_by
     if key_id is None:
         return pages_decisions.NOBODY
+    key_id = key_id.removeprefix(INBOX_CHANNEL)
     label = service.keys.label_of(key_id, ticket.scope.tenant)
     if label is None:
         return pages_decisions.Answerer(name=key_id)
@@ -350,7 +372,7 @@ async def session_of(service: Service, request: Request) -> tuple[Session, ApiKe
     return (session, key) if key is not None and key.allows("pauses:read") else None
 
 
-async def _signed_in_form(service: Service, request: Request,
+async def signed_in_form(service: Service, request: Request,
                           permission: Permission) -> tuple[ApiKey, dict[str, str], str]:
     """The session's key, the posted form and its (checked) CSRF token."""
     signed_in = await session_of(service, request)
@@ -388,7 +410,7 @@ def _local(target: str) -> bool:
     return target.startswith("/inbox") and not target.startswith("//")
 
 
-def _problem(refused: Exception) -> Response:
+def problem_page(refused: Exception) -> Response:
     problem = problem_of(refused)
     body: dict[str, Any] = problem.body
     if problem.status == 401:

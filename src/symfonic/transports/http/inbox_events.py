@@ -21,14 +21,19 @@ Events (``data`` is JSON):
   a moment before the stream opened can tell what it missed (the script then re-reads the page);
 - ``pause``: ``{"id", "token", "html"}``, a new outstanding pause and its card, rendered and
   escaped by the server like the page (the script inserts it, it builds no HTML itself);
-- ``gone``: ``{"id", "token", "status", "card", "row"}``, a pause no longer outstanding: its card
-  as it is now (with the decision applied, when answered) and its recent-decisions row (or null);
+- ``gone``: ``{"id", "token", "status", "card", "row", "assignee"}``, a pause that left the list:
+  its card as it is now (with the decision applied, when answered) and its recent-decisions row
+  (or null); ``status`` still ``outstanding`` when somebody else took it for review
+  (``assignee``);
+- ``changed``: ``{"id", "token", "html", "assignee"}``, a listed pause that somebody took for
+  review or gave back: its card as it is now (who is on it, "Take it" or "Release");
 - ``signed_out``: the session ended (signed out, or its key revoked); the stream then ends.
 
 **One pause** (``?pause=<token>``, what a pause's own page listens to, so that a tab left open on
 a pause answered in another tab stops offering its form): ``snapshot`` holds the pause's id if it
-is outstanding, then a ``gone`` as above each time its status moves once it is not (answered and
-running, then completed...), its card as the pause's page shows it. The token must be one of the
+is outstanding, a ``changed`` each time somebody takes it or gives it back, then a ``gone`` as
+above each time its status moves once it is not (answered and running, then completed...), its
+card as the pause's page shows it. The token must be one of the
 session tenant's pauses (else 404, like the page); one that has expired or was revoked is a 410.
 
 A comment line (``: keep-alive``) comes after :data:`KEEPALIVE_SECONDS` of silence. The stream
@@ -62,6 +67,8 @@ from symfonic.transports.http.inbox import (
     SECURITY_HEADERS,
     answerable,
     bell_of,
+    held,
+    me,
     session_of,
     view_of,
 )
@@ -101,7 +108,7 @@ async def inbox_events(request: Request, pause: Annotated[str | None, Query(
             service.check_tenant(pause, key.tenant)
         except REFUSALS as refused:
             return respond(problem_of(refused))
-        rounds = _Following(service, session, pause)
+        rounds = _Following(service, session, pause, me(key))
     headers = {**SECURITY_HEADERS, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(_events(service, request, key, rounds), headers=headers,
                              media_type="text/event-stream")
@@ -120,38 +127,47 @@ class _Listing:
                  view: pages.InboxView = "mine") -> None:
         self._service, self._session, self._key = service, session, key
         self._answerable = answerable(key, view)
-        self._known: dict[str, str] | None = None
+        self._held = held(key, view)
+        self._me = me(key)
+        self._known: dict[str, tuple[str, str | None]] | None = None
+        """What the last round sent: each listed pause's token and who held it."""
 
     async def __call__(self) -> list[str]:
         service, session = self._service, self._session
         frames = []
         tickets = await service.host.pauses(self._key.scope, limit=INBOX_PAGE,
-                                            answerable_by=self._answerable)
+                                            answerable_by=self._answerable, held_by=self._held)
         current = {t.jti: t for t in tickets}
         if self._known is None:
             frames.append(_frame("snapshot", {"pending": list(current)}))
         else:
             for jti, ticket in current.items():
-                if jti not in self._known:
-                    card = pages.card(await view_of(service, ticket), session.csrf)
-                    frames.append(_frame("pause", {"id": jti, "token": ticket.token,
-                                                   "html": card}))
-            for jti, token in self._known.items():
+                known = self._known.get(jti)
+                if known is None or known[1] != ticket.assignee:
+                    card = pages.card(await view_of(service, ticket), session.csrf, me=self._me)
+                    frames.append(_frame("pause" if known is None else "changed",
+                                         {"id": jti, "token": ticket.token, "html": card,
+                                          "assignee": ticket.assignee}))
+            for jti, (token, _) in self._known.items():
                 if jti not in current:
                     now, status = await _read(service, token)
                     frames.append(_frame("gone", await _gone(service, session, token, now, status,
-                                                             jti=jti)))
-        self._known = {jti: t.token for jti, t in current.items()}
+                                                             jti=jti, me=self._me)))
+        self._known = {jti: (t.token, t.assignee) for jti, t in current.items()}
         return frames
 
 
 class _Following:
     """One pause, for its own page: a ``gone`` each time its status moves once it is no longer
-    outstanding (answered, then what came of it), its card rendered as the page shows it."""
+    outstanding (answered, then what came of it), its card rendered as the page shows it; while
+    outstanding, a ``changed`` when somebody takes it for review or gives it back."""
 
-    def __init__(self, service: Service, session: Session, token: str) -> None:
+    def __init__(self, service: Service, session: Session, token: str,
+                 me: str | None = None) -> None:
         self._service, self._session, self._token = service, session, token
+        self._me = me
         self._shown: str | None = None
+        self._holder: str | None = None
 
     async def __call__(self) -> list[str]:
         ticket, status = await _read(self._service, self._token)
@@ -162,6 +178,14 @@ class _Following:
         if status not in ("outstanding", self._shown):
             frames.append(_frame("gone", await _gone(self._service, self._session, self._token,
                                                      ticket, status, jti=jti, whole=True)))
+        elif status == "outstanding" and ticket is not None and self._shown == status and \
+                ticket.assignee != self._holder:
+            view = await view_of(self._service, ticket)
+            frames.append(_frame("changed", {"id": jti, "token": self._token,
+                                             "assignee": ticket.assignee, "html": pages.card(
+                                                 view, self._session.csrf, open_conversation=True,
+                                                 me=self._me)}))
+        self._holder = None if ticket is None else ticket.assignee
         self._shown = status
         return frames
 
@@ -222,7 +246,8 @@ async def _read(service: Service, token: str) -> tuple[LedgerTicket | None, str]
 
 
 async def _gone(service: Service, session: Session, token: str, ticket: LedgerTicket | None,
-                status: str, *, jti: str, whole: bool = False) -> dict[str, Any]:
+                status: str, *, jti: str, whole: bool = False,
+                me: str | None = None) -> dict[str, Any]:
     """What became of a pause that left the outstanding list: its card (with its conversation
     open when ``whole``, as its own page shows it) and its recent-decisions row."""
     if ticket is None:
@@ -231,7 +256,8 @@ async def _gone(service: Service, session: Session, token: str, ticket: LedgerTi
     row = (pages_decisions.row(ticket, view.purpose, view.who)
            if ticket.answered_at is not None else None)
     return {"id": jti, "token": token, "status": status,
-            "card": pages.card(view, session.csrf, open_conversation=whole), "row": row}
+            "card": pages.card(view, session.csrf, open_conversation=whole, me=me), "row": row,
+            "assignee": ticket.assignee}
 
 
 async def _nap(wake: asyncio.Event, stopped: asyncio.Event, seconds: float) -> None:

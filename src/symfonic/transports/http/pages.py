@@ -22,8 +22,15 @@ from symfonic.transports.http import forms, pages_conversation, pages_decisions
 STATIC = "/inbox/static"
 CALL_CHARS = 160
 """A card's heading shows the gated call up to this many characters (the table below has all)."""
-InboxView = Literal["mine", "all"]
-"""The inbox's lists: what the signed-in person may answer now, or every pending pause."""
+InboxView = Literal["mine", "assigned", "all"]
+"""The inbox's lists: what the signed-in person may answer now, what they took for review, or
+every pending pause."""
+_VIEWS: dict[str, tuple[str, str, str]] = {
+    "mine": ("/inbox", "Waiting for me", "Nothing is waiting for you."),
+    "assigned": ("/inbox?view=assigned", "Assigned to me", "You hold no pause for review."),
+    "all": ("/inbox?view=all", "All", "Nothing is waiting for an answer."),
+}
+"""Each list's address, tab and empty-list sentence."""
 REQUEST_CHARS = 200
 """A card shows the request that led to it up to this many characters (the conversation has all)."""
 
@@ -78,23 +85,24 @@ def login(error: str | None = None, *, next_url: str = "/inbox") -> str:
 
 def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequence[str],
           notice: str | None = None, more: str | None = None,
-          history: Sequence[PauseView] = (), view: InboxView = "mine") -> str:
+          history: Sequence[PauseView] = (), view: InboxView = "mine",
+          me: str | None = None) -> str:
     """The pending pauses (each with its conversation folded), a form to start a run, and the
     recent decisions. ``#pending`` is what the script keeps live (``/inbox/events``).
 
-    ``view``: ``mine``, the pauses the signed-in person may answer now (the default), or ``all``
-    of the tenant's pending pauses, those named for others included."""
-    empty = ("Nothing is waiting for you." if view == "mine"
-             else "Nothing is waiting for an answer.")
-    pending = "".join(card(v, csrf) for v in views) or f'<p class="empty">{empty}</p>'
-    suffix = "&view=all" if view == "all" else ""
+    ``view``: ``mine``, the pauses the signed-in person (``me``) may answer now (the default),
+    ``assigned``, those they took for review, or ``all`` of the tenant's pending pauses, those
+    named for others included."""
+    empty = _VIEWS[view][2]
+    pending = "".join(card(v, csrf, me=me) for v in views) or f'<p class="empty">{empty}</p>'
+    suffix = "" if view == "mine" else f"&view={view}"
     if more is not None:
         pending += (f'<p class="more"><a href="/inbox?after={quote(more)}{suffix}" rel="next">'
                     "More</a></p>")
     current = ' aria-current="page"'
-    tabs = ('<nav class="views">'
-            f'<a href="/inbox"{current if view == "mine" else ""}>Waiting for me</a> '
-            f'<a href="/inbox?view=all"{current if view == "all" else ""}>All</a></nav>')
+    tabs = '<nav class="views">' + " ".join(
+        f'<a href="{href}"{current if name == view else ""}>{label}</a>'
+        for name, (href, label, _) in _VIEWS.items()) + "</nav>"
     note = f'<p class="notice" role="status">{escape(notice)}</p>' if notice else ""
     agent_options = "".join(f'<option value="{escape(a)}">{escape(a)}</option>' for a in agents)
     starter = (
@@ -106,15 +114,19 @@ def inbox(views: Sequence[PauseView], *, tenant: str, csrf: str, agents: Sequenc
         'value="Please refund order 42."></label><button type="submit">Run</button></form></details>')
     decisions = pages_decisions.history([(v.ticket, v.purpose, v.who) for v in history])
     return page("Inbox", (
-        f"<h1>{'Waiting for you' if view == 'mine' else 'All pending'} "
+        f"<h1>{_HEADINGS[view]} "
         f"<span class=\"count\">{len(views)}</span></h1>{tabs}{note}"
         f'<section id="pending" data-count="{len(views)}" data-view="{view}" '
         f'aria-live="polite">{pending}</section>'
         f"{starter}{decisions}"), tenant=tenant, csrf=csrf)
 
 
+_HEADINGS = {"mine": "Waiting for you", "assigned": "Assigned to you", "all": "All pending"}
+
+
 def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[str, Any]] = (),
-          submitted: Mapping[str, str] | None = None, conflict: bool = False) -> str:
+          submitted: Mapping[str, str] | None = None, conflict: bool = False,
+          me: str | None = None) -> str:
     """One pause's page: its conversation open, then its form or what was decided.
 
     Args:
@@ -123,7 +135,8 @@ def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[s
     """
     return page(f"{view.ticket.name}", (
         '<p><a href="/inbox">← all pending</a></p>'
-        + card(view, csrf, errors, submitted or {}, open_conversation=True, conflict=conflict)),
+        + card(view, csrf, errors, submitted or {}, open_conversation=True, conflict=conflict,
+               me=me)),
         tenant=tenant, csrf=csrf)
 
 
@@ -134,9 +147,11 @@ def problem(status: int, error: str, detail: str) -> str:
 
 def card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None = None,
          submitted: Mapping[str, str] | None = None, *, open_conversation: bool = False,
-         conflict: bool = False) -> str:
-    """One pause's ``<article>``: what is asked, the conversation that led to it, and its form
-    while outstanding or what was decided once answered (the inbox's events send it too)."""
+         conflict: bool = False, me: str | None = None) -> str:
+    """One pause's ``<article>``: what is asked, the conversation that led to it, who is on it,
+    and its form while outstanding or what was decided once answered (the inbox's events send it
+    too). ``me``: the signed-in person's id, offered "Take it" or "Release" (None: a service key,
+    which holds nothing)."""
     ticket = view.ticket
     token = escape(ticket.token)
     purpose = view.purpose
@@ -145,6 +160,8 @@ def card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None 
     body = _context(view, open_conversation) + _question(ticket, purpose)
     if conflict:
         body += pages_decisions.conflict(ticket, view.who)
+    if ticket.status == "outstanding":
+        body += _holder(ticket, csrf, me, offer=view.form is not None)
     if ticket.status == "outstanding" and view.form is not None:
         problems = "".join(f"<li>{escape('.'.join(map(str, e.get('loc') or [])) or 'answer')}: "
                            f"{escape(str(e.get('msg', '')))}</li>" for e in errors or ())
@@ -160,8 +177,29 @@ def card(view: PauseView, csrf: str, errors: Sequence[Mapping[str, Any]] | None 
         body += pages_decisions.applied(ticket, purpose, view.who)
     link = f'<a href="/inbox/pauses/{token}" class="permalink">link</a>'
     return (f'<article class="pause" data-token="{token}" data-pause-id="{escape(ticket.jti)}" '
-            f'data-status="{escape(ticket.status)}">'
+            f'data-status="{escape(ticket.status)}" data-assignee="{escape(ticket.assignee or "")}">'
             f"<h2><span>{heading}</span> {link}</h2>{_asked_by(view)}{body}</article>")
+
+
+def _holder(ticket: LedgerTicket, csrf: str, me: str | None, *, offer: bool) -> str:
+    """Who is on the pause, and the button that changes it: "Take it" while nobody holds it,
+    "Release" for its holder; nothing to press for someone else's (their answer would be
+    refused until the hold lapses)."""
+    token = escape(ticket.token)
+
+    def button(action: str, label: str) -> str:
+        return (f'<form method="post" action="/inbox/pauses/{token}/{action}" class="hold">'
+                f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
+                f'<button type="submit" name="{action}" value="1">{label}</button></form>')
+
+    if ticket.assignee is None:
+        return button("take", "Take it") if offer and me is not None else ""
+    until = pages_decisions.when(ticket.assigned_until or 0.0)
+    if ticket.assignee == me:
+        return (f'<div class="holder mine"><p class="meta">You are on it until {until}.</p>'
+                f'{button("release", "Release")}</div>')
+    return (f'<p class="meta holder">On it: <strong>{escape(ticket.assignee)}</strong> until '
+            f"{until}; only they may answer it until then.</p>")
 
 
 def _asked_by(view: PauseView) -> str:

@@ -120,6 +120,10 @@ class Ticket(BaseModel):
         "With a quorum above 1: who approved the current arguments (``question``) so far."))
     waiting_for: int = Field(default=1, description="Approvals still needed before the turn "
                                                     "goes on.")
+    assignee: str | None = Field(default=None, description=(
+        "The person who took the pause for review; until ``assigned_until`` only they may "
+        "answer it."))
+    assigned_until: float | None = None
 
 
 class PauseList(BaseModel):
@@ -192,7 +196,8 @@ def ticket_model(ticket: LedgerTicket, base: str) -> Ticket:
                   answer_schema=ticket.answer_schema, outcome=ticket.outcome,
                   resume_url=resume_url(base, ticket.token), audience=list(ticket.audience),
                   quorum=ticket.quorum, requester=ticket.requester,
-                  approved_by=list(ticket.approved_by), waiting_for=ticket.waiting_for)
+                  approved_by=list(ticket.approved_by), waiting_for=ticket.waiting_for,
+                  assignee=ticket.assignee, assigned_until=ticket.assigned_until)
 
 
 def ticket_body(ticket: LedgerTicket, base: str) -> dict[str, Any]:

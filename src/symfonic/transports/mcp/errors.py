@@ -22,6 +22,7 @@ SessionAwaitingAnswer                   -32602            ``session_awaiting_ans
 (key lacks the permission)              -32600            ``forbidden`` + ``permission``
 NotAnApprover                           -32600            ``not_an_approver`` + ``why``
 AlreadyAnswered                         -32600            ``already_answered_by_you``
+PauseAssigned                           -32600            ``pause_assigned`` + ``assignee``
 IncompatibleDefinition                  -32603            ``incompatible_definition``
 ContinuationUnavailable, StoreError     -32603            ``continuation_unavailable``
 ClaimLost                               -32603            ``claim_lost``
@@ -52,6 +53,7 @@ from symfonic import (
     NotAnApprover,
     OutcomeUnknown,
     PauseAlreadyResumed,
+    PauseAssigned,
     PauseExpired,
     PauseRevoked,
     SessionAwaitingAnswer,
@@ -114,6 +116,10 @@ def mcp_error(refusal: Exception) -> MCPError:
         case AlreadyAnswered():
             return MCPError(code=INVALID_REQUEST, message=f"{detail}; the question is still open",
                             data={"reason": "already_answered_by_you"})
+        case PauseAssigned():
+            return MCPError(code=INVALID_REQUEST, message=f"{detail}; the question is still open",
+                            data={"reason": "pause_assigned", "assignee": refusal.assignee,
+                                  "until": refusal.until})
         case NotAnApprover():
             return MCPError(code=INVALID_REQUEST, message=f"{detail}; the question is still open",
                             data={"reason": "not_an_approver", "why": refusal.reason})

@@ -50,8 +50,11 @@
   // stored or leaves the list (answered in another tab, by someone else, expired, revoked). The
   // server renders every card (escaped); this script only moves them into place.
   const pending = document.getElementById("pending");
-  // The list this page shows: what is waiting for the signed-in person, or every pending pause.
-  const listing = pending && pending.dataset.view === "all" ? "/inbox?view=all" : "/inbox";
+  // The list this page shows: what is waiting for the signed-in person, what they hold, or every
+  // pending pause.
+  const view = pending ? pending.dataset.view || "mine" : "mine";
+  const query = view === "mine" ? "" : `?view=${encodeURIComponent(view)}`;
+  const listing = `/inbox${query}`;
   const parse = (html) => new DOMParser().parseFromString(html, "text/html").body.firstElementChild;
   const cardOf = (id) => pending && pending.querySelector(`article.pause[data-pause-id="${CSS.escape(id)}"]`);
   const busy = (card) => card.querySelector("form[data-dirty], form[data-sent]") || card.contains(document.activeElement);
@@ -91,8 +94,11 @@
         const note = document.createElement("p");
         note.className = "conflict";
         note.setAttribute("role", "alert");
-        note.textContent = "This pause was answered elsewhere while you were answering it; " +
-          "your answer was not sent. What was applied:";
+        note.textContent = data.status === "outstanding"
+          ? `${data.assignee || "Someone else"} took this pause for review while you were ` +
+            "answering it; your answer was not sent."
+          : "This pause was answered elsewhere while you were answering it; " +
+            "your answer was not sent. What was applied:";
         (now.querySelector(".decision, .outcome") || now.lastElementChild).before(note);
         card.replaceWith(now);
       } else {
@@ -125,8 +131,7 @@
 
   // Only the first page is live: the stream follows the first page's worth of pauses.
   if (pending && window.EventSource && !new URLSearchParams(location.search).has("after")) {
-    const source = new EventSource(pending.dataset.view === "all" ? "/inbox/events?view=all"
-                                                                  : "/inbox/events");
+    const source = new EventSource(`/inbox/events${query}`);
     const on = (name, handle) => source.addEventListener(name, (event) => handle(JSON.parse(event.data)));
     on("snapshot", (data) => {
       const live = new Set(data.pending);
@@ -138,6 +143,14 @@
     });
     on("pause", added);
     on("gone", gone);
+    on("changed", (data) => {
+      // Somebody took a listed pause for review, or gave it back: its card says who is on it.
+      const card = cardOf(data.id);
+      if (!card || busy(card)) return;
+      const now = document.importNode(parse(data.html), true);
+      card.replaceWith(now);
+      wire(now);
+    });
     on("signed_out", () => { source.close(); location.reload(); });
     document.documentElement.dataset.live = "1";  // for tests and styles: the stream is wired
   }
@@ -176,6 +189,24 @@
         (now.querySelector(".decision, .meta.answered, .outcome") || now.lastElementChild).before(note);
       }
       card.replaceWith(now);
+    });
+    source.addEventListener("changed", (event) => {
+      // Taken for review or given back while this page is open: show who is on it now.
+      const data = JSON.parse(event.data);
+      const card = document.querySelector("main > article.pause");
+      if (!card || card.dataset.status !== "outstanding") return;
+      const now = document.importNode(parse(data.html), true);
+      if (busy(card)) {
+        if (!data.assignee) return;
+        const note = document.createElement("p");
+        note.className = "conflict";
+        note.setAttribute("role", "alert");
+        note.textContent = `${data.assignee} took this pause for review; until they give it ` +
+          "back, only they may answer it.";
+        now.querySelector(".holder")?.after(note);
+      }
+      card.replaceWith(now);
+      wire(now);
     });
     source.addEventListener("signed_out", () => { source.close(); location.reload(); });
     document.documentElement.dataset.live = "1";
