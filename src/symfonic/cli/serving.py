@@ -113,6 +113,7 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     try:
         from symfonic.transports.http.connections import connection_limits
         from symfonic.transports.http.mounts import chosen_mounts
+        from symfonic.transports.http.oidc_config import OIDCConfig
         from symfonic.transports.http.server import run_server, shutdown_grace, webhook_config
     except ImportError as missing:
         fail(Exit.CONFIGURATION, f"serve needs the HTTP extra ({missing}): {HTTP_EXTRA}")
@@ -131,6 +132,7 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     with_workers(served, workers)
     try:
         webhook_config()
+        OIDCConfig.from_env()
         grace = shutdown_grace() if grace is None else grace
         limits = connection_limits({"head_timeout": head_timeout, "body_timeout": body_timeout,
                                     "max_connections": max_connections, "keep_alive": keep_alive})

@@ -141,6 +141,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             detail TEXT NOT NULL, prev TEXT NOT NULL, digest TEXT NOT NULL,
             PRIMARY KEY (tenant, seq))""",
     ),
+    (
+        "ALTER TABLE symfonic_sign_ins ADD COLUMN person TEXT",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -161,7 +164,9 @@ groups); NULL for a service key, as every key was before. Version 12: who starte
 for a pause anyone of its tenant may answer, as every pause was before. Version 13: the votes of
 pauses that need several approvals (:mod:`symfonic.services.votes`). Version 14: who took a pause
 for review and until when; the audit trail (:mod:`symfonic.services.audit`), one hash chain per
-tenant, its primary key the order the chain is read in.
+tenant, its primary key the order the chain is read in. Version 15: an inbox sign-in may act as a
+person an OpenID provider vouched for (JSON: tenant, person, permissions, issuer) instead of an
+API key; NULL for a key's sign-in, as every sign-in was before.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

@@ -9,10 +9,13 @@ forgets it, and the recent decisions are the scope's answered pauses, the latest
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from symfonic.kernel.people import Person
 from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue
 from symfonic.transports.http.accounts import SignIn, accounts_of
+from symfonic.transports.http.accounts.sign_ins import SignedInPerson
 
 
 def sign_in(digest: str, *, expires_at: float = NOW + 60) -> SignIn:
@@ -27,6 +30,15 @@ class AccountsConformance:
         assert await accounts_of(store).sign_ins.find_sign_in("a", NOW) == sign_in("a", expires_at=NOW + 60)
         assert await accounts_of(store).sign_ins.find_sign_in("a", NOW + 60) is None
         assert await accounts_of(store).sign_ins.find_sign_in("b", NOW) is None
+
+    async def test_a_sign_in_keeps_the_person_a_provider_vouched_for(self, store: Any) -> None:
+        ada = SignedInPerson(tenant="acme", issuer="https://id.example.test",
+                             permissions=frozenset({"pauses:read", "pauses:answer"}),
+                             person=Person(id="ada", name="Ada", email="ada@example.com",
+                                           groups=frozenset({"finance"})))
+        signed = dataclasses.replace(sign_in("p"), key_id="oidc:ada", person=ada)
+        await accounts_of(store).sign_ins.open_sign_in(signed)
+        assert await accounts_of(store).sign_ins.find_sign_in("p", NOW) == signed
 
     async def test_ending_a_sign_in_happens_once(self, store: Any) -> None:
         await accounts_of(store).sign_ins.open_sign_in(sign_in("a"))

@@ -36,6 +36,7 @@ from symfonic.transports.http.accounts import accounts_of
 from symfonic.transports.http.auth import ApiKeys
 from symfonic.transports.http.limits import DEFAULT_MAX_BODY, BodyLimit
 from symfonic.transports.http.mounts import chosen_mounts
+from symfonic.transports.http.oidc_config import OIDCConfig
 from symfonic.transports.http.posting import HttpxPoster
 from symfonic.transports.http.schemas import Ticket, resume_url
 from symfonic.transports.http.service import Service
@@ -53,7 +54,8 @@ reads as the binding's invalid params, ``answer_invalid``, rather than a bare pa
 def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = None, *,
                public_url: str | None = None, max_body: int = DEFAULT_MAX_BODY,
                manage_host: bool = True, grace: float = 30.0,
-               mounts: Iterable[str] | None = None) -> FastAPI:
+               mounts: Iterable[str] | None = None,
+               oidc: OIDCConfig | None = None) -> FastAPI:
     """The service over ``host``, for the tenants ``api_keys`` map to.
 
     Args:
@@ -77,6 +79,9 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             agent an MCP tool at ``/mcp``, :func:`symfonic.transports.mcp.mount_mcp`), with the
             same keys; ``[]`` serves neither. None: each whose extra is installed. Nothing of a
             surface not served is imported.
+        oidc: The identity provider the inbox signs people in with (needs
+            ``symfonic-runtime[oidc]``; :meth:`OIDCConfig.from_env` reads ``SYMFONIC_OIDC_*``).
+            None: API keys only.
 
     Raises:
         ValueError: ``mounts`` names something that is no surface.
@@ -85,6 +90,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     chosen = chosen_mounts(mounts)
     service = Service(host=host, keys=api_keys, public_url=public_url, grace=grace,
                       mounts=chosen)
+    if oidc is not None:
+        from symfonic.transports.http.oidc import OIDCProvider
+
+        service.oidc = OIDCProvider(oidc)
     poster = HttpxPoster(webhooks.outbound) if webhooks is not None else None
     if webhooks is not None and poster is not None:
         if webhooks.urls:
@@ -145,6 +154,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     app.include_router(runs.router)
     app.include_router(inbox.router)
     app.include_router(inbox_reviews.router)
+    if oidc is not None:
+        from symfonic.transports.http import inbox_oidc
+
+        app.include_router(inbox_oidc.router)
     app.include_router(inbox_events.router)
     docs_ui.install(app)
     app.mount(pages.STATIC, StaticFiles(packages=[("symfonic.transports.http", "static")]),

@@ -101,7 +101,7 @@ async def inbox(request: Request, after: str | None = None,
     service = service_of(request)
     signed_in = await session_of(service, request)
     if signed_in is None:
-        return html(pages.login())
+        return html(pages.login(oidc=service.oidc is not None))
     session, key = signed_in
     try:
         tickets = await service.host.pauses(key.scope, limit=INBOX_PAGE, after=after,
@@ -158,7 +158,7 @@ async def login(request: Request) -> Response:
     if previous is not None:  # signing in again, maybe with another key: one session per browser
         await service.sessions.close(previous)
     target = form.get("next", "")
-    response = RedirectResponse(target if _local(target) else "/inbox", status_code=303)
+    response = RedirectResponse(target if local(target) else "/inbox", status_code=303)
     response.set_cookie(COOKIE, await service.sessions.open(key.id), max_age=int(service.sessions.lifetime),
                         path="/inbox", httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
@@ -196,7 +196,8 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
     service = service_of(request)
     signed_in = await session_of(service, request)
     if signed_in is None:
-        return html(pages.login(next_url=f"/inbox/pauses/{token}"), 401)
+        return html(pages.login(next_url=f"/inbox/pauses/{token}", oidc=service.oidc is not None),
+                    401)
     session, key = signed_in
     try:
         service.check_tenant(token, key.tenant)
@@ -306,6 +307,8 @@ def answerer(service: Service, ticket: LedgerTicket) -> pages_decisions.Answerer
     if key_id is None:
         return pages_decisions.NOBODY
     key_id = key_id.removeprefix(INBOX_CHANNEL)
+    if key_id.startswith("oidc:"):  # a person signed in at the identity provider
+        return pages_decisions.Answerer(name=key_id.removeprefix("oidc:"))
     label = service.keys.label_of(key_id, ticket.scope.tenant)
     if label is None:
         return pages_decisions.Answerer(name=key_id)
@@ -368,8 +371,20 @@ async def session_of(service: Service, request: Request) -> tuple[Session, ApiKe
     session = await service.sessions.find(request.cookies.get(COOKIE, ""))
     if session is None:
         return None
-    key = service.keys.get(session.key_id)
+    key = principal_of(service, session)
     return (session, key) if key is not None and key.allows("pauses:read") else None
+
+
+def principal_of(service: Service, session: Session) -> ApiKey | None:
+    """What a session acts as: its key while the key lives, or the person an OpenID provider
+    vouched for, as a key of no secret (every route reads one shape: tenant, permissions,
+    person)."""
+    if session.person is None:
+        return service.keys.get(session.key_id)
+    signed = session.person
+    return ApiKey(id=session.key_id, tenant=signed.tenant, digest="",
+                  permissions=signed.permissions, label=signed.person.display_name,
+                  person=signed.person)
 
 
 async def signed_in_form(service: Service, request: Request,
@@ -406,7 +421,8 @@ async def _form(request: Request) -> dict[str, str]:
     return fields
 
 
-def _local(target: str) -> bool:
+def local(target: str) -> bool:
+    """Whether ``target`` is a page of the inbox (never another site: no open redirect)."""
     return target.startswith("/inbox") and not target.startswith("//")
 
 

@@ -69,6 +69,7 @@ from symfonic.transports.http.inbox import (
     bell_of,
     held,
     me,
+    principal_of,
     session_of,
     view_of,
 )
@@ -228,7 +229,8 @@ async def _events(service: Service, request: Request, key: ApiKey,
 
 async def _still_signed_in(service: Service, cookie: str, key: ApiKey) -> bool:
     session = await service.sessions.find(cookie)
-    return session is not None and session.key_id == key.id and service.keys.get(key.id) is not None
+    return session is not None and session.key_id == key.id and \
+        principal_of(service, session) is not None
 
 
 async def _read(service: Service, token: str) -> tuple[LedgerTicket | None, str]:

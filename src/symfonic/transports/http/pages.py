@@ -71,10 +71,15 @@ def page(title: str, body: str, *, tenant: str | None = None, csrf: str | None =
             f"<main>{body}</main></body></html>")
 
 
-def login(error: str | None = None, *, next_url: str = "/inbox") -> str:
+def login(error: str | None = None, *, next_url: str = "/inbox", oidc: bool = False) -> str:
+    """The sign-in page: single sign-on first when an identity provider is configured, then the
+    API-key form (development, operators)."""
     problem = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
+    sso = (f'<p><a class="button sso" href="/inbox/oidc/login?next={quote(next_url)}">'
+           "Sign in with single sign-on</a></p><p class=\"hint\">or with an API key:</p>"
+           if oidc else "")
     return page("Sign in", (
-        f"<h1>Sign in</h1>{problem}"
+        f"<h1>Sign in</h1>{problem}{sso}"
         '<form method="post" action="/inbox/login" id="login">'
         f'<input type="hidden" name="next" value="{escape(next_url)}">'
         '<label>API key<input type="password" name="key" autocomplete="off" required '

@@ -54,6 +54,7 @@ from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, connection_limits, guarded_config
 from symfonic.transports.http.mounts import chosen_mounts
+from symfonic.transports.http.oidc_config import OIDCConfig
 from symfonic.transports.http.service import service_of_app
 from symfonic.transports.webhooks import WebhookConfig
 from symfonic.transports.webhooks.outbound import OutboundPolicy
@@ -143,10 +144,12 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
+    oidc = OIDCConfig.from_env()
     public_url = (public_url or "").rstrip("/") or f"http://{_reachable(host)}:{port}"
     key = keys.issue(DEMO_TENANT, label=f"{DEVELOPMENT_LABEL} {public_url}", replace=True,
                      until_stopped=True, person=DEVELOPER)
-    app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace, mounts=mounts)
+    app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace, mounts=mounts,
+                     oidc=oidc)
     served = ", ".join(sorted(app_host.specs)) or "no agents"
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
@@ -158,6 +161,9 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
           "development key, replaced at every start; only its digest is kept, in the store)")
     if webhooks is not None and webhooks.urls:
         print(f"  webhooks: {', '.join(webhooks.urls)}")
+    if oidc is not None:
+        print(f"  sign-in:  {oidc.issuer} (people act in tenant {oidc.tenant!r}; register "
+              f"{public_url}/inbox/oidc/callback as the redirect URI)")
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "
           f"{key}' -H 'Content-Type: application/json' -d '{{\"input\": \"Please refund order "
           f"42.\"}}'", flush=True)

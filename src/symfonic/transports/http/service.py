@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -32,6 +32,9 @@ from symfonic.transports.http.schemas import event_body, outcome_body
 from symfonic.transports.http.sessions import InboxSessions
 from symfonic.transports.http.sse import Feed, RunPump, event_stream, wants_events
 from symfonic.transports.webhooks.sender import WebhookSender
+
+if TYPE_CHECKING:  # the [oidc] extra: imported only when single sign-on is configured
+    from symfonic.transports.http.oidc import OIDCProvider
 
 bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
                     description="An API key (`Authorization: Bearer sfk_...`); it maps to one tenant.")
@@ -60,6 +63,8 @@ class Service:
     sessions: InboxSessions = field(default_factory=InboxSessions)
     grace: float = 30.0
     mounts: tuple[str, ...] = ()
+    oidc: OIDCProvider | None = None
+    """The identity provider the inbox signs people in with; None: API keys only."""
     stopped: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
     _drain: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from symfonic.transports.http.accounts.sign_ins import SignIn, SignInStore
+from symfonic.transports.http.accounts.sign_ins import SignedInPerson, SignIn, SignInStore
 
 COOKIE = "symfonic_inbox"
 SESSION_SECONDS = 12 * 3600
@@ -54,6 +54,8 @@ class Session:
     digest: str
     key_id: str
     csrf: str
+    person: SignedInPerson | None = None
+    """Who the session acts as when it was opened by an OpenID sign-in, not a key."""
 
 
 class InboxSessions:
@@ -69,13 +71,15 @@ class InboxSessions:
         """Keep sessions in ``store`` (the host's, shared by every server on its database)."""
         self._store = store
 
-    async def open(self, key_id: str) -> str:
-        """Start a session for the key ``key_id``; the cookie value that stands for it."""
+    async def open(self, key_id: str, person: SignedInPerson | None = None) -> str:
+        """Start a session for the key ``key_id`` (or, with ``person``, for that person, under
+        the id ``oidc:<subject>``); the cookie value that stands for it."""
         store, now = self._bound(), self._clock()
         await store.prune_sign_ins(now)
         session_id = secrets.token_urlsafe(32)
         await store.open_sign_in(SignIn(digest=_digest(session_id), key_id=key_id,
-                                        csrf=secrets.token_urlsafe(32), expires_at=now + self.lifetime))
+                                        csrf=secrets.token_urlsafe(32), expires_at=now + self.lifetime,
+                                        person=person))
         return session_id
 
     async def find(self, cookie: str) -> Session | None:
@@ -84,7 +88,7 @@ class InboxSessions:
             return None
         found = await self._bound().find_sign_in(_digest(cookie), self._clock())
         return None if found is None else Session(digest=found.digest, key_id=found.key_id,
-                                                  csrf=found.csrf)
+                                                  csrf=found.csrf, person=found.person)
 
     async def close(self, session: Session) -> None:
         """End ``session``: its cookie is not signed in any more, wherever it was copied to."""

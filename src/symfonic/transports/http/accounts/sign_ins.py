@@ -2,7 +2,8 @@
 deployment sees them.
 
 A browser that signed in holds a random session id in a cookie; the store keeps only the id's
-digest (a hash), the API key the session acts with, its CSRF token and its expiry. Kept in the
+digest (a hash), the API key the session acts with (or, for a person an OpenID provider vouched
+for, who they are: :class:`SignedInPerson`), its CSRF token and its expiry. Kept in the
 store rather than in a server's memory, a sign-in works on every server behind a load balancer and
 survives a restart, and signing out on one server ends it on all of them at once.
 
@@ -12,10 +13,45 @@ every port.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["SignIn", "SignInStore"]
+from symfonic.kernel.people import Person
+
+__all__ = ["SignIn", "SignInStore", "SignedInPerson"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SignedInPerson:
+    """Who a session acts as when no API key stands behind it: a person an OpenID provider
+    vouched for at sign-in (:mod:`symfonic.transports.http.oidc`), in the tenant and with the
+    permissions the deployment gives such people. Kept with the session, as the provider said it
+    then: a change of groups applies from the next sign-in.
+
+    Attributes:
+        issuer: The provider that vouched for them.
+    """
+
+    tenant: str
+    person: Person
+    permissions: frozenset[str]
+    issuer: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tenant": self.tenant, "person": self.person.to_dict(),
+                "permissions": sorted(self.permissions), "issuer": self.issuer}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SignedInPerson:
+        """Raises:
+            ValueError: not what this library wrote.
+        """
+        try:
+            return cls(tenant=str(data["tenant"]), person=Person.from_dict(data["person"]),
+                       permissions=frozenset(data["permissions"]), issuer=str(data["issuer"]))
+        except (KeyError, TypeError) as wrong:
+            raise ValueError(f"not a signed-in person: {wrong}") from wrong
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,7 +61,7 @@ class SignIn:
     Attributes:
         digest: Hex SHA-256 of the session id the cookie carries.
         key_id: The API key the session acts with (its tenant and permissions come from it, so
-            revoking the key signs the session out too).
+            revoking the key signs the session out too); ``oidc:<subject>`` for a person.
         csrf: The token the session's forms must carry.
         expires_at: Epoch seconds; the session is not signed in from then on.
     """
@@ -34,6 +70,8 @@ class SignIn:
     key_id: str
     csrf: str
     expires_at: float
+    person: SignedInPerson | None = None
+    """Who the session acts as when no key stands behind it; None for a key's session."""
 
 
 class SignInStore(Protocol):
