@@ -70,7 +70,8 @@ async def _key_store(host: Host) -> KeyStore:
 @keys_app.command("add", epilog=EPILOG)
 def keys_add(tenant: Annotated[str, typer.Option("--tenant", help="The tenant the key acts in.")],
              permission: Annotated[list[str] | None, typer.Option(
-                 "--permission", help="runs, pauses:read or pauses:answer; repeat (default: all).")] = None,
+                 "--permission", help="runs, pauses:read, pauses:answer or audit:read; repeat "
+                              "(default: all).")] = None,
              label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
              person: Annotated[str | None, typer.Option(
                  "--person", help="The id of the person the key acts as (default: none, a "
