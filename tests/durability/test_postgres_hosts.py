@@ -39,7 +39,7 @@ concurrently, 4 of them in the database at a time."""
 TABLES = ("symfonic_schema", "symfonic_messages", "symfonic_checkpoints", "symfonic_pauses",
           "symfonic_outbox", "symfonic_api_keys", "symfonic_sign_ins",
           "symfonic_a2a_tasks", "symfonic_a2a_push_configs", "symfonic_session_listeners",
-          "symfonic_pause_votes")
+          "symfonic_pause_votes", "symfonic_audit")
 INDEXES = ("symfonic_pauses_by_scope", "symfonic_pauses_by_session")
 WAIT = 30.0
 
@@ -159,7 +159,7 @@ async def test_a_connection_killed_mid_resume_never_runs_the_turn_twice(
                 await lock_pause(locker, "s1")
                 await resumer.send(resume)
                 await terminate(admin, await waiting_backend(
-                    admin, name, "UPDATE symfonic_pauses SET status = 'claimed'"))
+                    admin, name, "WITH changed AS (UPDATE symfonic_pauses SET status = 'claimed'"))
         elif moment == "mid_turn":
             await resumer.send(resume)
             await wait_for(gate / "entered-k1")
