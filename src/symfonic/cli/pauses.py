@@ -103,11 +103,12 @@ def pauses_revoke(token: str, as_person: AsOption = None, app_target: AppOption 
 
 @pauses_app.command("sweep", epilog=EPILOG)
 def pauses_sweep(app_target: AppOption = None, url: UrlOption = None) -> None:
-    """Mark pauses past their expiry expired, and claims whose lease lapsed interrupted (for
-    every tenant): run it from a scheduler, e.g. every minute."""
+    """Continue the pauses that expired unanswered with the answer they declared (on_expiry), mark
+    the others past their expiry expired, and claims whose lease lapsed interrupted (for every
+    tenant): run it from a scheduler, e.g. every minute ('symfonic serve' decides on its own)."""
 
     async def work(host: Host) -> int:
-        return await host.sweep_expired()
+        return await host.expiry.decide_due() + await host.sweep_expired()
 
     changed = act(work, app_target, url)
     console.print(f"swept {changed} pause{'' if changed == 1 else 's'}", markup=False)

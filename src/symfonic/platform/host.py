@@ -43,6 +43,7 @@ from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailab
 from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation.conversations import conversation_upto
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
+from symfonic.platform.expiry import ExpiryDecisions
 from symfonic.platform.tickets import (
     Answerer,
     LedgerTicket,
@@ -91,6 +92,8 @@ class Host:
         self._opening = asyncio.Lock()
         self._continuation: LedgerContinuation | None = None
         self._pause_listeners: list[PauseListener] = []
+        self.expiry = ExpiryDecisions(self)
+        """The decisions of pauses that expired unanswered (:mod:`symfonic.platform.expiry`)."""
         self.assignments = assignments.Assignments(self)
         """Taking pauses for review and giving them back (:mod:`symfonic.platform.assignments`)."""
         self.notifications: bool = notifications

@@ -76,6 +76,8 @@ class LedgerTicket:
     approved_by: tuple[str, ...] = ()
     assignee: str | None = None
     assigned_until: float | None = None
+    on_expiry: Any = None
+    """The answer the system gives if nobody answers by ``expires_at``; None: it just expires."""
 
     @property
     def waiting_for(self) -> int:
@@ -128,7 +130,8 @@ def ticket_of(token: str, record: PauseRecord, now: float,
         answered_at=record.claimed_at, answered_by=record.answered_by, decision=record.decision,
         policy=policy_of(record), requester=record.requester, approved_by=counted.approved_by,
         assignee=(holder := record.assigned_at(now)),
-        assigned_until=None if holder is None else record.assigned_until)
+        assigned_until=None if holder is None else record.assigned_until,
+        on_expiry=None if record.on_expiry is None else record.on_expiry.get("answer"))
 
 
 Answerer = Person | Literal["service"]

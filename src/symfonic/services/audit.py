@@ -30,14 +30,15 @@ __all__ = ["Actor", "AuditBreak", "AuditEvent", "AuditRecord", "AuditTrail", "Ch
 Kind = Literal["answered", "voted", "edited", "assigned", "released", "revoked", "expired",
                "completed", "paused_again", "failed"]
 Channel = Literal["api", "inbox", "a2a", "mcp", "cli", "system"]
-_PREFIXES: dict[str, Channel] = {"inbox:": "inbox", "a2a:": "a2a", "mcp:": "mcp", "cli:": "cli"}
+_PREFIXES: dict[str, Channel] = {"inbox:": "inbox", "a2a:": "a2a", "mcp:": "mcp", "cli:": "cli",
+                                  "system:": "system"}
 
 
 def channel_of(credential: str | None) -> Channel:
     """Where a decision came from, told by the credential the caller answered with: the
     transports name it ``inbox:<key>``, ``a2a:<key>``, ``mcp:<key>``, ``cli:<person>``, and the
-    HTTP API by the bare key id; no credential at all is the system itself (an expiry, an
-    outcome, code calling the host)."""
+    HTTP API by the bare key id; no credential at all, or ``system:<why>`` (the answer a pause
+    gives itself at its expiry), is the system itself."""
     if credential is None:
         return "system"
     for prefix, channel in _PREFIXES.items():

@@ -47,12 +47,16 @@ FOREVER = float("inf")
 SWEEP_BATCH = 100
 """Rows one sweep transaction changes at most: small enough that a pause waiting on the write lock
 behind it waits milliseconds (each row rewrites ~3 pages), however many pauses expired at once."""
-LEDGER_FORMAT = 2
+LEDGER_FORMAT = 3
 """Version of :class:`PauseRecord`'s stored shape. 1: the first shape. 2: a pause that names who
 may answer it (``policy``): written only for such pauses, so that a symfonic too old to enforce
-an audience refuses the row instead of letting anyone answer it."""
+an audience refuses the row instead of letting anyone answer it. 3: a pause that decides itself
+when nobody answers (``on_expiry``), which a symfonic too old to decide it must not read as one
+that merely expires."""
 POLICY_FORMAT = 2
 """The format of a row with a ``policy``; rows without one keep format 1."""
+EXPIRY_FORMAT = 3
+"""The format of a row with an ``on_expiry`` decision."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +99,9 @@ class PauseRecord:
     """The person who took the pause for review (:meth:`PauseLedger.assign`): while
     ``assigned_until`` is ahead, only they may answer or vote."""
     assigned_until: float | None = None
+    on_expiry: dict[str, Any] | None = None
+    """``{"answer": ...}``: the answer the system gives once the pause expired unanswered
+    (:meth:`PauseLedger.due_on_expiry`); None: it just expires."""
 
     def assigned_at(self, now: float) -> str | None:
         """Who holds the pause at ``now``; None when nobody does (never taken, given back, or
@@ -171,11 +178,20 @@ class PauseLedger(Protocol):
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,
-                    person: str | None = None) -> Claim:
+                    person: str | None = None, at_expiry: bool = False) -> Claim:
         """Move an outstanding, unexpired row to ``claimed`` until ``lease_until``; one caller
         wins. ``decision`` (the answer's resolution) and ``answered_by`` are stored with the
         claim, and the answer is appended to the audit trail in the same transaction. A row
-        assigned to somebody other than ``person`` is not claimed (the loser reads why)."""
+        assigned to somebody other than ``person`` is not claimed (the loser reads why).
+
+        ``at_expiry``: the system's own claim of a row that expired with an ``on_expiry``
+        decision, which only such a row past its expiry grants. An answer before the expiry and
+        the decision after it cannot both win: each claim asks the other side of the moment."""
+        ...
+
+    async def due_on_expiry(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
+        """Outstanding pauses of every tenant that expired by ``now`` and decide themselves
+        (``on_expiry``), the longest expired first: what the expiry decisions take next."""
         ...
 
     async def renew(self, jti: str, now: float, lease_until: float, *,

@@ -144,6 +144,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE symfonic_sign_ins ADD COLUMN person TEXT",
     ),
+    (
+        "ALTER TABLE symfonic_pauses ADD COLUMN on_expiry TEXT",
+        # Partial: only pauses that decide themselves are read by the expiry decisions' poll.
+        """CREATE INDEX symfonic_pauses_deciding ON symfonic_pauses (expires_at)
+            WHERE status = 'outstanding' AND on_expiry IS NOT NULL""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -166,7 +172,9 @@ pauses that need several approvals (:mod:`symfonic.services.votes`). Version 14:
 for review and until when; the audit trail (:mod:`symfonic.services.audit`), one hash chain per
 tenant, its primary key the order the chain is read in. Version 15: an inbox sign-in may act as a
 person an OpenID provider vouched for (JSON: tenant, person, permissions, issuer) instead of an
-API key; NULL for a key's sign-in, as every sign-in was before.
+API key; NULL for a key's sign-in, as every sign-in was before. Version 16: the answer a pause
+gives itself once it expired unanswered (JSON ``{"answer": ...}``; NULL: it just expires), and
+the index the expiry decisions are found on.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

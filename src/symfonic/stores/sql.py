@@ -20,6 +20,7 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
 from symfonic.services.ledger import (
+    EXPIRY_FORMAT,
     FOREVER,
     LEDGER_FORMAT,
     POLICY_FORMAT,
@@ -34,7 +35,7 @@ from symfonic.services.votes import Vote
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
                  "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by, "
-                 "requester, policy, assignee, assigned_until")
+                 "requester, policy, assignee, assigned_until, on_expiry")
 
 NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
@@ -46,7 +47,7 @@ INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, se
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
-                f"({', '.join('?' * 27)})")
+                f"({', '.join('?' * 28)})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
 FREE_FOR = "(assignee IS NULL OR assigned_until <= ? OR assignee = ?)"
 """The pause is nobody's at the time given, or is the person's given (two parameters: now, the
@@ -54,6 +55,15 @@ person; a NULL person matches only a pause nobody holds)."""
 CLAIM = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, lease_expires_at = ?, "
          f"decision = ?, answered_by = ? WHERE jti = ? AND status = 'outstanding' AND expires_at > ? "
          f"AND {FREE_FOR} RETURNING {PAUSE_COLUMNS}")
+CLAIM_AT_EXPIRY = (f"UPDATE symfonic_pauses SET status = 'claimed', claimed_at = ?, "
+                   f"lease_expires_at = ?, decision = ?, answered_by = ? WHERE jti = ? "
+                   f"AND status = 'outstanding' AND expires_at <= ? AND on_expiry IS NOT NULL "
+                   f"RETURNING {PAUSE_COLUMNS}")
+"""The system's claim of a pause that expired and decides itself: the other side of the moment
+from :data:`CLAIM`'s ``expires_at > ?``, so a late answer and the decision never both win. Its
+parameters are :data:`CLAIM`'s first six."""
+DUE_ON_EXPIRY = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE status = 'outstanding' "
+                 "AND on_expiry IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?")
 ASSIGN = (f"UPDATE symfonic_pauses SET assignee = ?, assigned_until = ? WHERE jti = ? "
           f"AND status = 'outstanding' AND expires_at > ? AND {FREE_FOR} RETURNING {PAUSE_COLUMNS}")
 UNASSIGN = ("UPDATE symfonic_pauses SET assignee = NULL, assigned_until = NULL WHERE jti = ? "
@@ -113,8 +123,8 @@ SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id 
 REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "
           "WHERE jti = ? AND status = 'outstanding' RETURNING scope, jti")
 SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' WHERE jti IN (SELECT jti FROM symfonic_pauses "
-         "WHERE status = 'outstanding' AND expires_at <= ? ORDER BY expires_at LIMIT ?) "
-         "RETURNING scope, jti")
+         "WHERE status = 'outstanding' AND expires_at <= ? AND on_expiry IS NULL "
+         "ORDER BY expires_at LIMIT ?) RETURNING scope, jti")
 SWEEP_LEASES = ("UPDATE symfonic_pauses SET status = 'interrupted' WHERE jti IN (SELECT jti FROM "
                 "symfonic_pauses WHERE status = 'claimed' AND lease_expires_at <= ? "
                 "ORDER BY lease_expires_at LIMIT ?)")
@@ -217,10 +227,19 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
             None if record.answer_schema is None else dump_json(record.answer_schema),
             record.issued_at, record.expires_at, record.status, record.claimed_at,
             record.finished_at, None if record.outcome is None else dump_json(record.outcome),
-            1 if record.policy is None else POLICY_FORMAT, record.lease_expires_at,
+            _format_of(record), record.lease_expires_at,
             None if record.decision is None else dump_json(record.decision), record.answered_by,
             record.requester, None if record.policy is None else dump_json(record.policy),
-            record.assignee, record.assigned_until)
+            record.assignee, record.assigned_until,
+            None if record.on_expiry is None else dump_json(record.on_expiry))
+
+
+def _format_of(record: PauseRecord) -> int:
+    """The oldest ledger format that holds the row, so older readers refuse only what they would
+    misread (:data:`~symfonic.services.ledger.LEDGER_FORMAT`)."""
+    if record.on_expiry is not None:
+        return EXPIRY_FORMAT
+    return 1 if record.policy is None else POLICY_FORMAT
 
 
 def record_of(row: Sequence[Any]) -> PauseRecord:
@@ -248,7 +267,8 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         outcome=None if row[18] is None else json.loads(row[18]), lease_expires_at=row[20],
         decision=None if row[21] is None else json.loads(row[21]), answered_by=row[22],
         requester=row[23], policy=None if row[24] is None else json.loads(row[24]),
-        assignee=row[25], assigned_until=row[26])
+        assignee=row[25], assigned_until=row[26],
+        on_expiry=None if row[27] is None else json.loads(row[27]))
 
 
 def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:

@@ -146,3 +146,29 @@ class DecisionsConformance:
         forged = dataclasses.replace(acme[1], person="mallory")
         broken = verify([acme[0], forged], "acme")
         assert broken is not None and broken.seq == 2 and "altered" in broken.why
+
+    async def test_a_pause_that_decides_itself_is_claimed_only_past_its_expiry(
+            self, store: Any) -> None:
+        deciding = pause_issue(ttl=10)
+        record = dataclasses.replace(deciding.record,
+                                     on_expiry={"answer": {"approved": False}})
+        plain = pause_issue(ttl=10, session="s2")
+        await store.ledger.issue(dataclasses.replace(deciding, record=record))
+        await store.ledger.issue(plain)
+        assert await store.ledger.get(record.jti) == record
+        assert await store.ledger.due_on_expiry(NOW + 5) == []
+        assert not (await store.ledger.claim(record.jti, NOW + 5, at_expiry=True)).won
+        assert await store.ledger.sweep_expired(NOW + 10) == 1  # the plain one only
+        assert await store.ledger.due_on_expiry(NOW + 10) == [record]
+        assert not (await store.ledger.claim(record.jti, NOW + 10, person="ada")).won  # too late
+        assert not (await store.ledger.claim(plain.record.jti, NOW + 10, at_expiry=True)).won
+        decided = await store.ledger.claim(record.jti, NOW + 10, at_expiry=True,
+                                           decision={"kind": "rejected"},
+                                           answered_by="system:on_expiry", person="ignored")
+        assert decided.won and decided.record.status == "claimed"
+        assert not (await store.ledger.claim(record.jti, NOW + 11, at_expiry=True)).won
+        assert await store.ledger.due_on_expiry(NOW + 20) == []
+        [answer, expiry] = sorted(await trail(store), key=lambda r: r.kind)
+        assert (answer.kind, answer.jti, answer.person, answer.channel) == (
+            "answered", record.jti, None, "system")
+        assert (expiry.kind, expiry.jti) == ("expired", plain.record.jti)

@@ -193,6 +193,10 @@ class Approval:
             pause. None: every call waits.
         requester_may_answer: Whether the person who started the run may approve their own call.
         ttl: How long the pause waits; the ``HumanInteraction``'s when None.
+        on_expiry: The answer the system gives when nobody answered in time (``{"approved":
+            False, "reason": "no answer in time"}``), checked against the approval's answer
+            schema when the agent is defined; the turn then goes on with it, at most once, and
+            a late answer is refused. None: the pause just expires.
     """
 
     tool: str | Callable[[Tool], bool]
@@ -201,6 +205,7 @@ class Approval:
     when: Callable[[dict[str, Any]], bool] | None = None
     requester_may_answer: bool = False
     ttl: timedelta | None = None
+    on_expiry: Any = None
 
     def __post_init__(self) -> None:
         if isinstance(self.approvers, str):
@@ -239,7 +244,9 @@ class Approval:
                               else None if approvers is None else list(approvers)),
                 "quorum": self.quorum, "when": None if self.when is None else f"<{named(self.when)}>",
                 "requester_may_answer": self.requester_may_answer,
-                "ttl": None if self.ttl is None else self.ttl.total_seconds()}
+                "ttl": None if self.ttl is None else self.ttl.total_seconds(),
+                # Only when declared: a definition without it describes itself as before.
+                **({} if self.on_expiry is None else {"on_expiry": self.on_expiry})}
 
 
 def named(function: object) -> str:

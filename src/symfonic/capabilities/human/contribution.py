@@ -30,10 +30,12 @@ from symfonic.capabilities.human.issuing import (
 from symfonic.capabilities.human.pausing import pause_handler
 from symfonic.capabilities.human.tool_input import tool_input_handler
 from symfonic.capabilities.human.typed_interrupts import (
+    ApprovalAnswer,
     InteractionSpec,
     Interrupt,
     approval_spec,
     ask_user_spec,
+    check_decision,
     typed_spec,
 )
 from symfonic.kernel.plan import Contribution, RunEnvironment
@@ -65,6 +67,14 @@ class HumanInteraction:
     audience: Sequence[str] = ()
     _specs: dict[tuple[int, ...], dict[str, InteractionSpec]] = field(
         default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for declared in self.approvals:
+            if isinstance(declared, Approval) and declared.on_expiry is not None:
+                check_decision(ApprovalAnswer, declared.on_expiry, str(declared.tool))
+        for interrupt in self.interrupts:
+            if interrupt.on_expiry is not None:
+                check_decision(interrupt.answer, interrupt.on_expiry, interrupt.name)
 
     def specs(self, tools: Mapping[str, Tool]) -> dict[str, InteractionSpec]:
         """Every registered interaction by name, built once per set of tools."""
@@ -119,6 +129,9 @@ class HumanInteraction:
             described["interrupt_audiences"] = audiences
         if self.audience:
             described["audience"] = list(audience_of(self.audience))
+        decisions = {i.name: i.on_expiry for i in self.interrupts if i.on_expiry is not None}
+        if decisions:
+            described["interrupt_expiry"] = decisions
         return described
 
     def contribute(self, environment: RunEnvironment) -> Contribution:

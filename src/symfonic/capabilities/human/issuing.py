@@ -180,7 +180,9 @@ class HumanInteractionCapability:
             name=claims.name, kind=spec.kind, tool_call_id=claims.tool_call_id, pin=claims.pin,
             payload=payload, answer_schema=spec.answer_schema, issued_at=now,
             expires_at=float(claims.exp), requester=requester,
-            policy=None if policy.open else policy.to_dict())
+            policy=None if policy.open else policy.to_dict(),
+            on_expiry=None if (decision := spec.on_expiry_for(payload["question"])) is None
+            else {"answer": decision})
         previous = self._wiring.resumed_from
         issue = PauseIssue(
             record=record, state=state,

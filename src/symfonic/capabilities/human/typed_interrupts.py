@@ -73,6 +73,8 @@ class Interrupt:
             on every stored payload so a reader knows the shape it holds.
         audience: Who may answer (``"group:NAME"``, ``"person:ID"``); the capability's default
             when None (see :mod:`~symfonic.capabilities.human.audience`).
+        on_expiry: The answer the system gives when nobody answered in time, checked against
+            ``answer`` when the agent is defined; None: the pause just expires.
     """
 
     name: str
@@ -82,6 +84,7 @@ class Interrupt:
     ttl: timedelta | None = None
     schema_version: int = 1
     audience: Sequence[str] | None = None
+    on_expiry: Any = None
 
     def __post_init__(self) -> None:
         if self.audience is not None:
@@ -108,6 +111,9 @@ class InteractionSpec:
     approvals: tuple[Approval, ...] = ()
     """For an approval: its tiers, in the order declared. The first whose ``when`` holds for a
     call decides its approvers, quorum and lifetime; a call none holds for runs without a pause."""
+    on_expiry: Any = None
+    """The answer the system gives once the pause expired unanswered; an approval tier's own
+    comes first (:meth:`on_expiry_for`). None: the pause just expires."""
 
     def approval_for(self, arguments: dict[str, Any]) -> Approval | None:
         return next((a for a in self.approvals if a.waits_for(arguments)), None)
@@ -127,6 +133,13 @@ class InteractionSpec:
             return approval.policy_for(arguments, self.audience)
         return AnswerPolicy(audience=self.audience)
 
+    def on_expiry_for(self, arguments: dict[str, Any]) -> Any:
+        """The decision a pause of a call with ``arguments`` takes when nobody answers."""
+        approval = self.approval_for(arguments)
+        if approval is not None and approval.on_expiry is not None:
+            return approval.on_expiry
+        return self.on_expiry
+
     def ttl_for(self, arguments: dict[str, Any]) -> timedelta:
         """How long the pause of a call with ``arguments`` waits."""
         approval = self.approval_for(arguments)
@@ -137,6 +150,15 @@ class InteractionSpec:
             raise ValueError(f"the approval {self.name!r} names no tool to gate")
         if self.purpose == "typed" and self.interrupt is None:
             raise ValueError(f"the interrupt {self.name!r} has no Interrupt to read answers with")
+        for decision in (self.on_expiry, *(a.on_expiry for a in self.approvals)):
+            if decision is None:
+                continue
+            try:
+                self.check_answer(decision)
+            except AnswerInvalid as wrong:
+                # Refused when the agent is defined, not discovered when a pause expires.
+                raise ValueError(f"on_expiry of {self.name!r} is not an answer to it: "
+                                 f"{wrong}") from wrong
 
     @property
     def tool(self) -> Tool:
@@ -221,6 +243,19 @@ def _json_of(answer: Any) -> str:
         raise AnswerInvalid(f"the answer is not JSON: {unserialisable}") from None
 
 
+def check_decision(answer: type[BaseModel], decision: Any, name: str) -> None:
+    """Refuse, when the agent is defined, an ``on_expiry`` decision that is no answer to the
+    interaction ``name`` (what :meth:`InteractionSpec.check_answer` would refuse at expiry).
+
+    Raises:
+        ValueError: it does not fit ``answer``.
+    """
+    try:
+        answer.model_validate_json(_json_of(decision), strict=True)
+    except (ValidationError, AnswerInvalid) as wrong:
+        raise ValueError(f"on_expiry of {name!r} is not an answer to it: {wrong}") from None
+
+
 def ask_user_spec(ttl: timedelta, audience: tuple[str, ...] = ()) -> InteractionSpec:
     return InteractionSpec(
         name=ASK_USER, purpose="ask_user", description=(AskUserQuestion.__doc__ or "").strip(),
@@ -236,7 +271,7 @@ def typed_spec(interrupt: Interrupt, default_ttl: timedelta,
         question_schema=interrupt.question.model_json_schema(),
         answer_schema=interrupt.answer.model_json_schema(), ttl=interrupt.ttl or default_ttl,
         schema_version=interrupt.schema_version, interrupt=interrupt,
-        audience=audience if own is None else tuple(own))
+        audience=audience if own is None else tuple(own), on_expiry=interrupt.on_expiry)
 
 
 def approval_spec(tool: Tool, ttl: timedelta, approvals: Sequence[Approval] = (),

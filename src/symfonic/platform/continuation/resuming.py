@@ -102,8 +102,9 @@ class LedgerContinuation:
         self._clock = clock
         self._agent_for = agent_for
 
-    def verify(self, token: str) -> PauseClaims:
-        """Offline checks only (size, signature, expiry); no store is read.
+    def verify(self, token: str, *, expired_ok: bool = False) -> PauseClaims:
+        """Offline checks only (size, signature, expiry); no store is read. ``expired_ok``: an
+        expired token passes (the decision a pause takes at its expiry needs its claims).
 
         Raises:
             UnknownPauseToken: by subclass, for a malformed, forged, foreign-keyed or expired
@@ -112,6 +113,8 @@ class LedgerContinuation:
         try:
             return self._keys.decode(token, self._clock())
         except TokenRejected as rejected:
+            if rejected.reason == "expired" and expired_ok and rejected.claims is not None:
+                return rejected.claims  # its signature verified before its expiry was read
             if rejected.reason == "expired":
                 claims = rejected.claims
                 raise PauseExpired(str(rejected), scope=None if claims is None else scope_or_none(
@@ -129,8 +132,8 @@ class LedgerContinuation:
         """
         return self._verified(token)[1]
 
-    def _verified(self, token: str) -> tuple[PauseClaims, Scope]:
-        claims = self.verify(token)
+    def _verified(self, token: str, *, expired_ok: bool = False) -> tuple[PauseClaims, Scope]:
+        claims = self.verify(token, expired_ok=expired_ok)
         scope = scope_or_none(claims.scope)
         if scope is None:
             raise MalformedPauseToken(f"token {claims.jti} carries no valid scope")
@@ -217,6 +220,20 @@ class LedgerContinuation:
         with measures.refusals(), reachable():
             return await self._resume_stream(token, answer, answered_by, run_id, person)
 
+    async def decide_on_expiry_stream(self, token: str, *,
+                                      run_id: str | None = None) -> ResumeStream:
+        """Continue a pause that expired unanswered with the answer it declared for that
+        (``on_expiry``), as the system: at most once, and never beside a person's answer (the
+        claim of one refuses the other, by the side of the expiry each stands on).
+
+        Raises:
+            RecoveryRefused: the pause declares no such answer, or has not expired yet.
+            PauseAlreadyResumed: somebody answered it in time, or the decision was taken already.
+        """
+        with measures.refusals(), reachable():
+            return await self._resume_stream(token, None, EXPIRY_ANSWERER, run_id, None,
+                                             at_expiry=True)
+
     async def check_answerer(self, token: str, person: Person | None) -> None:
         """Refuse, before anything is queued, a caller who may not answer the pause (a
         background resume checks here, then again when its worker claims).
@@ -231,15 +248,15 @@ class LedgerContinuation:
             _check_answerer(record, person)
             refuse_if_assigned(record, self._clock(), None if person is None else person.id)
 
-    async def _paused(self, token: str) -> tuple[PauseClaims, Scope, Agent, Store, PauseRecord,
-                                                 TurnState | None]:
+    async def _paused(self, token: str, *, expired_ok: bool = False) -> tuple[
+            PauseClaims, Scope, Agent, Store, PauseRecord, TurnState | None]:
         """Everything a resume or a recovery reads before it may claim: the verified claims and
         scope, the agent serving that definition, the store, the ledger row and the turn state.
 
         The row and the turn state are read at once: the checkpoint id is the signed token's, and
         both are checked against the token before either is used.
         """
-        claims, scope = self._verified(token)
+        claims, scope = self._verified(token, expired_ok=expired_ok)
         agent = self._agent_for(claims.pin.partition("@")[0], scope)
         if not agent.spec.accepts_pin(claims.pin):
             raise IncompatibleDefinition(claims.pin, agent.spec.pin)
@@ -249,19 +266,23 @@ class LedgerContinuation:
         return claims, scope, agent, store, record, state
 
     async def _resume_stream(self, token: str, answer: Any, answered_by: str | None,
-                             run_id: str | None,
-                             person: Person | None) -> ResumeStream:
-        claims, scope, agent, store, record, state = await self._paused(token)
+                             run_id: str | None, person: Person | None, *,
+                             at_expiry: bool = False) -> ResumeStream:
+        claims, scope, agent, store, record, state = await self._paused(token,
+                                                                        expired_ok=at_expiry)
         who = None if person is None else person.id
         if record.status != "outstanding":
             refuse(record, self._clock(), who)
-        _check_answerer(record, person)
-        refuse_if_assigned(record, self._clock(), who)
+        if at_expiry:  # the system answers as the pause declared: nobody's audience applies
+            answer = expiry_answer(record, self._clock())
+        else:
+            _check_answerer(record, person)
+            refuse_if_assigned(record, self._clock(), who)
         state, call = paused_call(claims, state, scope)
         tools = await agent.spec.listed_tools()
         spec = answer_spec(agent, record, tools)
         quorum = policy_of(record).quorum
-        if quorum > 1 and person is not None and spec.purpose == "approval":
+        if quorum > 1 and person is not None and spec.purpose == "approval" and not at_expiry:
             # An approval among several: counted, and claimed only by the one that completes.
             counted_decision = await counted(store.ledger, record, spec, call, answer, person,
                                              answered_by, quorum, self._clock)
@@ -283,7 +304,7 @@ class LedgerContinuation:
         claim, history = await asyncio.gather(
             store.ledger.claim(claims.jti, now, lease_until=now + self._lease,
                                decision=resolution_to_dict(decision), answered_by=answered_by,
-                               person=who),
+                               person=who, at_expiry=at_expiry),
             self._transcripts.load(scope, state.session_id, upto=state.transcript_position),
             return_exceptions=True)
         if isinstance(claim, BaseException):
@@ -455,6 +476,24 @@ async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
         if isinstance(outcome, BaseException):
             raise outcome
     return one, two  # type: ignore[return-value]
+
+
+EXPIRY_ANSWERER = "system:on_expiry"
+"""Who answered a pause that decided itself, as stored (``answered_by``, the audit trail)."""
+
+
+def expiry_answer(record: PauseRecord, now: float) -> Any:
+    """The answer ``record`` declared for when nobody answers, once it is due.
+
+    Raises:
+        RecoveryRefused: it declares none, or has not expired yet.
+    """
+    if record.on_expiry is None:
+        raise RecoveryRefused(f"pause {record.jti} declares no answer for its expiry",
+                              status=record.status)
+    if record.expires_at > now:
+        raise RecoveryRefused(f"pause {record.jti} has not expired yet", status=record.status)
+    return record.on_expiry.get("answer")
 
 
 def _check_answerer(record: PauseRecord, person: Person | None) -> None:

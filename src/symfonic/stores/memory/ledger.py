@@ -58,17 +58,23 @@ class MemoryLedger(MemoryPort):
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,
-                    person: str | None = None) -> Claim:
+                    person: str | None = None, at_expiry: bool = False) -> Claim:
         async with self._db.lock:
             record = self._db.pauses.get(jti)
-            if record is None or not free_for(record, now, person):
+            if record is None or not (expired_deciding(record, now) if at_expiry
+                                      else free_for(record, now, person)):
                 return Claim(won=False, record=record)
+            person = None if at_expiry else person
             claimed = dataclasses.replace(record, status="claimed", claimed_at=now,
                                           lease_expires_at=stored_lease(lease_until),
                                           decision=decision, answered_by=answered_by)
             self._db.pauses[jti] = claimed
             self._db.audit(claimed, audit_events.answered(now, decision, answered_by, person))
             return Claim(won=True, record=claimed)
+
+    async def due_on_expiry(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
+        due = [r for r in self._db.pauses.values() if expired_deciding(r, now)]
+        return sorted(due, key=lambda r: r.expires_at)[:limit]
 
     async def assign(self, jti: str, now: float, *, to: str, until: float, by: Actor) -> Claim:
         async with self._db.lock:
@@ -164,7 +170,8 @@ class MemoryLedger(MemoryPort):
     async def sweep_expired(self, now: float, *, limit: int = SWEEP_BATCH) -> int:
         expired = lapsed = 0
         for record in list(self._db.pauses.values()):
-            if record.status == "outstanding" and record.expires_at <= now and expired < limit:
+            if record.status == "outstanding" and record.expires_at <= now and expired < limit \
+                    and record.on_expiry is None:
                 expired += self._update(record.jti, lambda r: True, status="expired",
                                         audited=audit_events.expired(now))
             elif (record.status == "claimed" and record.status_at(now) == "interrupted"
@@ -194,6 +201,12 @@ class MemoryLedger(MemoryPort):
         self._db.pauses[finish.jti] = dataclasses.replace(
             record, status=finish.status, finished_at=finish.finished_at, outcome=finish.outcome)
         self._db.audit(record, audit_events.finished(finish))
+
+
+def expired_deciding(record: PauseRecord, now: float) -> bool:
+    """As :data:`symfonic.stores.sql.CLAIM_AT_EXPIRY`: outstanding, expired, deciding itself."""
+    return record.status == "outstanding" and record.expires_at <= now and \
+        record.on_expiry is not None
 
 
 def free_for(record: PauseRecord, now: float, person: str | None) -> bool:

@@ -38,10 +38,12 @@ def _audited(statement: str) -> str:
 
 
 A = {"CLAIM": _with_record(sql.CLAIM), "ASSIGN": _with_record(sql.ASSIGN),
+     "CLAIM_AT_EXPIRY": _with_record(sql.CLAIM_AT_EXPIRY),
      "UNASSIGN": _audited(sql.UNASSIGN), "REVOKE": _audited(sql.REVOKE),
      "CAST_VOTE": _audited(sql.CAST_VOTE), "SWEEP": _audited(_SWEEP_EXPIRED)}
 """The ledger's decisions, each with its audit record, in psycopg's style."""
 SWEEP_LEASES = sql.to_format_style(_SWEEP_LEASES)
+_DUE = sql.to_format_style(sql.DUE_ON_EXPIRY)
 
 
 class PostgresLedger(PostgresPort):
@@ -71,12 +73,19 @@ class PostgresLedger(PostgresPort):
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,
-                    person: str | None = None) -> Claim:
+                    person: str | None = None, at_expiry: bool = False) -> Claim:
         stored = None if decision is None else sql.dump_json(decision)
+        parameters = (now, sql.lease_of(lease_until), stored, answered_by, jti, now)
+        if at_expiry:
+            event = audit_events.answered(now, decision, answered_by, None)
+            return await self._claimed(jti, A["CLAIM_AT_EXPIRY"],
+                                       (*parameters, *sql_audit.call_parameters(event)))
         event = audit_events.answered(now, decision, answered_by, person)
-        return await self._claimed(jti, A["CLAIM"], (now, sql.lease_of(lease_until), stored,
-                                                     answered_by, jti, now, now, person,
+        return await self._claimed(jti, A["CLAIM"], (*parameters, now, person,
                                                      *sql_audit.call_parameters(event)))
+
+    async def due_on_expiry(self, now: float, *, limit: int = ledger.SWEEP_BATCH) -> list[PauseRecord]:
+        return [sql.record_of(row) for row in await self._fetchall(_DUE, (now, limit))]
 
     async def assign(self, jti: str, now: float, *, to: str, until: float, by: Actor) -> Claim:
         event = audit_events.assigned(now, to, until, by)

@@ -54,11 +54,18 @@ class SQLiteLedger(SQLitePort):
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,
-                    person: str | None = None) -> Claim:
+                    person: str | None = None, at_expiry: bool = False) -> Claim:
         stored = None if decision is None else sql.dump_json(decision)
-        return await self._claimed(jti, sql.CLAIM, (now, sql.lease_of(lease_until), stored, answered_by,
-                                                 jti, now, now, person),
+        parameters = (now, sql.lease_of(lease_until), stored, answered_by, jti, now)
+        if at_expiry:
+            return await self._claimed(jti, sql.CLAIM_AT_EXPIRY, parameters,
+                                       audit_events.answered(now, decision, answered_by, None))
+        return await self._claimed(jti, sql.CLAIM, (*parameters, now, person),
                                    audit_events.answered(now, decision, answered_by, person))
+
+    async def due_on_expiry(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
+        rows = await self._read(lambda c: c.execute(sql.DUE_ON_EXPIRY, (now, limit)).fetchall())
+        return [sql.record_of(row) for row in rows]
 
     async def reclaim(self, jti: str, now: float, *, lease_until: float = FOREVER) -> Claim:
         return await self._claimed(jti, sql.RECLAIM, (now, sql.lease_of(lease_until), jti, now))

@@ -113,13 +113,15 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         await api_keys.bind(accounts.keys)
         service.sessions.bind(accounts.sign_ins)
         refresher = asyncio.create_task(api_keys.keep_fresh(), name="symfonic-api-keys")
+        deciding = asyncio.create_task(host.expiry.keep_deciding(), name="symfonic-expiry")
         if service.webhooks is not None:
             await service.webhooks.start()
         try:
             yield
         finally:
             refresher.cancel()
-            await asyncio.gather(refresher, return_exceptions=True)
+            deciding.cancel()
+            await asyncio.gather(refresher, deciding, return_exceptions=True)
             await service.drain()
             await api_keys.close()
             if service.webhooks is not None:

@@ -224,18 +224,21 @@ def _asked_by(view: PauseView) -> str:
 
 
 def _who_may_answer(ticket: LedgerTicket) -> str:
-    """The pause's audience and, with a quorum, who approved so far and how many are missing:
-    a person sees before deciding whether it is theirs, and whether their vote completes it."""
-    if not ticket.audience:
-        return ""
-    text = f"for {escape(', '.join(ticket.audience))}"
-    if ticket.requester:
-        text += f" · asked by <strong>{escape(ticket.requester)}</strong>"
+    """The pause's audience and, with a quorum, who approved so far and how many are missing; and
+    what happens if nobody answers: a person sees before deciding whether it is theirs, whether
+    their vote completes it, and what their silence would decide."""
+    parts = []
+    if ticket.audience:
+        parts.append(f"for {escape(', '.join(ticket.audience))}")
+    if ticket.audience and ticket.requester:
+        parts.append(f"asked by <strong>{escape(ticket.requester)}</strong>")
     if ticket.quorum > 1:
         approved = ", ".join(ticket.approved_by) or "nobody yet"
-        text += (f" · needs {ticket.quorum} approvals: approved by {escape(approved)}, "
-                 f"waiting for {ticket.waiting_for}")
-    return f'<p class="meta audience">{text}</p>'
+        parts.append(f"needs {ticket.quorum} approvals: approved by {escape(approved)}, "
+                     f"waiting for {ticket.waiting_for}")
+    if ticket.on_expiry is not None:
+        parts.append(f"if nobody answers in time: <code>{escape(_show(ticket.on_expiry))}</code>")
+    return f'<p class="meta audience">{" · ".join(parts)}</p>' if parts else ""
 
 
 def _call(ticket: LedgerTicket) -> str:

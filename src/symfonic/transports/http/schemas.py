@@ -124,6 +124,9 @@ class Ticket(BaseModel):
         "The person who took the pause for review; until ``assigned_until`` only they may "
         "answer it."))
     assigned_until: float | None = None
+    on_expiry: Any = Field(default=None, description=(
+        "The answer the system gives if nobody answers by ``expires_at`` (the turn then goes "
+        "on with it); null: the pause just expires."))
 
 
 class PauseList(BaseModel):
@@ -197,7 +200,8 @@ def ticket_model(ticket: LedgerTicket, base: str) -> Ticket:
                   resume_url=resume_url(base, ticket.token), audience=list(ticket.audience),
                   quorum=ticket.quorum, requester=ticket.requester,
                   approved_by=list(ticket.approved_by), waiting_for=ticket.waiting_for,
-                  assignee=ticket.assignee, assigned_until=ticket.assigned_until)
+                  assignee=ticket.assignee, assigned_until=ticket.assigned_until,
+                  on_expiry=ticket.on_expiry)
 
 
 def ticket_body(ticket: LedgerTicket, base: str) -> dict[str, Any]:

@@ -1,0 +1,83 @@
+"""A decision when nobody answers: the pauses that expired with an ``on_expiry`` answer go on.
+
+An interaction may declare what the system answers once its pause expired unanswered
+(``Approval(on_expiry={"approved": False, "reason": "no answer in time"})``): rather than leave
+the turn stuck as ``expired``, the agent continues with that answer, and can tell the user.
+
+Every serving host polls for such pauses (:meth:`ExpiryDecisions.keep_deciding`, started by
+``create_app``; ``symfonic pauses sweep`` decides them once). Any number of hosts may: each
+decision is the ordinary single-winner claim, made only on the far side of the expiry, while a
+person's answer is claimed only on the near side. So a late answer and the decision never both
+win, the loser is refused by name (``PauseAlreadyResumed``, or ``PauseExpired`` for an answer
+that came too late), and the rest of the turn runs at most once. A host that dies mid-turn leaves
+the pause ``interrupted``, to be recovered like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Protocol
+
+from symfonic.capabilities.human.tokens import TokenKeys
+from symfonic.outcome import collect
+from symfonic.platform.continuation import PauseAlreadyResumed, RecoveryRefused
+from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
+from symfonic.platform.tickets import claims_of
+from symfonic.services.ledger import SWEEP_BATCH
+from symfonic.stores.opening import Store
+
+logger = logging.getLogger("symfonic.expiry")
+POLL_SECONDS = 5.0
+"""How often a serving host looks for expired pauses that decide themselves: a decision is due
+at an expiry measured in minutes or hours, so seconds late is on time."""
+
+
+class Deciding(Protocol):
+    """What the decisions need of the host that composes them."""
+
+    @property
+    def continuation(self) -> LedgerContinuation: ...
+
+    @property
+    def keys(self) -> TokenKeys: ...
+
+    async def store(self) -> Store: ...
+
+    def now(self) -> float: ...
+
+
+class ExpiryDecisions:
+    """A host's decisions at expiry: ``host.expiry``."""
+
+    def __init__(self, host: Deciding) -> None:
+        self._host = host
+
+    async def decide_due(self, *, limit: int = SWEEP_BATCH) -> int:
+        """Continue every pause due now (at most ``limit``) with its declared answer; how many
+        this host decided (one another host or a person took meanwhile is not counted)."""
+        with reachable():
+            due = await (await self._host.store()).ledger.due_on_expiry(self._host.now(),
+                                                                        limit=limit)
+        decided = 0
+        for record in due:
+            token = self._host.keys.encode(claims_of(record))
+            try:
+                outcome = await collect(
+                    await self._host.continuation.decide_on_expiry_stream(token))
+            except (PauseAlreadyResumed, RecoveryRefused):
+                continue  # taken by another host, or answered just in time
+            logger.info("pause %s expired unanswered and went on with its declared answer: %s",
+                        record.jti, outcome.status)
+            decided += 1
+        return decided
+
+    async def keep_deciding(self, every: float = POLL_SECONDS) -> None:
+        """Decide what is due every ``every`` seconds until cancelled; a failed round (the store
+        down, say) is logged and tried again at the next."""
+        while True:
+            try:
+                await self.decide_due()
+            except Exception:  # one round's failure must not end the loop
+                logger.warning("could not take the decisions of expired pauses", exc_info=True)
+            await asyncio.sleep(every)
