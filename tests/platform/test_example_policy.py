@@ -54,3 +54,12 @@ async def test_over_1000_needs_two_of_them(host: Host, refunds: Path) -> None:
     assert refund_lines(refunds) == []
     assert (await host.continuation.resume(token, APPROVE, person=DAN)).status == "completed"
     assert refund_lines(refunds) == [{"order_id": 5150, "amount": 2400.0}]
+
+
+@pytest.mark.parametrize("order", [7, 1234, 5150])
+async def test_every_refund_reminds_after_ten_minutes_and_reaches_the_leads_after_an_hour(
+        host: Host, order: int) -> None:
+    token = await asked_by_ada(host, order)
+    ticket = await host.continuation.ticket(token)
+    assert [(s["kind"], s["at"] - ticket.issued_at, s.get("to")) for s in ticket.follow_ups] == [
+        ("remind", 600, None), ("escalate", 3600, ["group:finance-leads"])]

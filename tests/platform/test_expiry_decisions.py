@@ -32,7 +32,7 @@ from symfonic import (
 from symfonic.platform.host import Host
 from symfonic.services.audit import verify
 from symfonic.testing import ManualClock
-from tests.support.agents import SECRET, approvals_agent, refund_lines
+from tests.support.agents import SECRET, approvals_agent, refund_lines, refund_paused
 
 ACME = Scope(tenant="acme")
 APPROVE = {"approved": True}
@@ -48,13 +48,6 @@ def deciding(ttl: timedelta = timedelta(minutes=10)) -> list[AgentSpec]:
 async def host(url: str, clock: ManualClock) -> AsyncIterator[Host]:
     async with Host.open(url, secret=SECRET, clock=clock, agents=deciding()) as opened:
         yield opened
-
-
-async def paused(host: Host, session: str = "s1") -> str:
-    outcome = await host.agent("support", ACME).run("refund order 42", session_id=session,
-                                                    requested_by=CAROL)
-    assert outcome.interrupt is not None
-    return outcome.interrupt.token
 
 
 def test_a_decision_that_is_no_answer_is_refused_when_the_agent_is_defined() -> None:
@@ -76,7 +69,7 @@ def test_a_decision_that_is_no_answer_is_refused_when_the_agent_is_defined() -> 
 
 async def test_an_unanswered_pause_goes_on_with_its_declared_answer_once(
         host: Host, clock: ManualClock, refunds: Path) -> None:
-    token = await paused(host)
+    token = await refund_paused(host)
     assert (await host.continuation.ticket(token)).status == "outstanding"
     assert await host.expiry.decide_due() == 0  # not yet
     clock.advance(601)
@@ -101,7 +94,7 @@ async def test_an_unanswered_pause_goes_on_with_its_declared_answer_once(
 
 async def test_an_answer_in_time_wins_and_nothing_is_decided(
         host: Host, clock: ManualClock, refunds: Path) -> None:
-    token = await paused(host)
+    token = await refund_paused(host)
     clock.advance(599)
     done = await host.continuation.resume(token, APPROVE, person=Person(
         id="ada", groups=frozenset({"finance"})))
@@ -112,7 +105,7 @@ async def test_an_answer_in_time_wins_and_nothing_is_decided(
 
 async def test_a_person_one_moment_late_is_refused_as_expired(host: Host,
                                                              clock: ManualClock) -> None:
-    token = await paused(host)
+    token = await refund_paused(host)
     clock.advance(600)  # exactly at the expiry: the decision's side of the moment
     with pytest.raises(PauseExpired):
         await host.continuation.resume(token, APPROVE, person=Person(

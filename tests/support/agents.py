@@ -9,7 +9,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from symfonic import AgentSpec, Approval, HumanInteraction, Interrupt, Message, ModelReply, ToolCall
+from symfonic import (
+    AgentSpec,
+    Approval,
+    Host,
+    HumanInteraction,
+    Interrupt,
+    Message,
+    ModelReply,
+    Person,
+    Scope,
+    ToolCall,
+)
 from symfonic.examples.support import issue_refund, lookup_order, support_policy
 from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
@@ -64,3 +75,16 @@ def approvals_agent(**approval: Any) -> AgentSpec:
     return AgentSpec(name="support", model=FunctionModel(support_policy, name="support_policy"),
                      tools=[lookup_order, issue_refund],
                      capabilities=[HumanInteraction(approvals=[Approval("issue_refund", **approval)])])
+
+
+REQUESTER = Person(id="carol", groups=frozenset({"finance"}))
+"""Who asks for the refunds of the tests that need a person to have asked."""
+
+
+async def refund_paused(host: Host, session: str = "s1", *, tenant: str = "acme",
+                        by: Person = REQUESTER) -> str:
+    """A refund of order 42 asked by ``by`` (carol of finance), paused: its token."""
+    outcome = await host.agent("support", Scope(tenant=tenant)).run(
+        "refund order 42", session_id=session, requested_by=by)
+    assert outcome.interrupt is not None, outcome
+    return outcome.interrupt.token

@@ -108,7 +108,8 @@ def pauses_sweep(app_target: AppOption = None, url: UrlOption = None) -> None:
     tenant): run it from a scheduler, e.g. every minute ('symfonic serve' decides on its own)."""
 
     async def work(host: Host) -> int:
-        return await host.expiry.decide_due() + await host.sweep_expired()
+        return (await host.follow_ups.take_due() + await host.expiry.decide_due()
+                + await host.sweep_expired())
 
     changed = act(work, app_target, url)
     console.print(f"swept {changed} pause{'' if changed == 1 else 's'}", markup=False)

@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from symfonic.agent import AgentSpec
 from symfonic.capabilities.human import Approval, HumanInteraction
@@ -114,10 +115,20 @@ def _amount(arguments: dict[str, object]) -> float:
     return float(amount) if isinstance(amount, int | float) else 0.0
 
 
+
+
+def _refunds(**tier: Any) -> Approval:
+    """One tier of the refund approvals: finance approves; while nobody does, a reminder after
+    ten minutes and the finance leads after an hour."""
+    return Approval("issue_refund", approvers=[FINANCE], remind_after=timedelta(minutes=10),
+                    escalate_after=timedelta(hours=1), escalate_to=["group:finance-leads"],
+                    **tier)
+
+
 REFUND_APPROVALS = (
-    Approval("issue_refund", approvers=[FINANCE], when=small, requester_may_answer=True),
-    Approval("issue_refund", approvers=[FINANCE], when=large),
-    Approval("issue_refund", approvers=[FINANCE], when=very_large, quorum=2),
+    _refunds(when=small, requester_may_answer=True),
+    _refunds(when=large),
+    _refunds(when=very_large, quorum=2),
 )
 """Who approves a refund, by its amount: the tiers cover every amount, so every refund waits."""
 

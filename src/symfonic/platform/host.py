@@ -53,6 +53,7 @@ from symfonic.platform.tickets import (
     page_after,
     record_in_scope,
 )
+from symfonic.platform.timers import FollowUps
 from symfonic.platform.transcripts import CachedTranscripts
 from symfonic.services.audit import Actor
 from symfonic.services.conversation import StoreError, TranscriptService
@@ -93,6 +94,8 @@ class Host:
         self._continuation: LedgerContinuation | None = None
         self._pause_listeners: list[PauseListener] = []
         self.expiry = ExpiryDecisions(self)
+        self.follow_ups = FollowUps(self)
+        """Reminders and escalations of unanswered pauses (:mod:`symfonic.platform.timers`)."""
         """The decisions of pauses that expired unanswered (:mod:`symfonic.platform.expiry`)."""
         self.assignments = assignments.Assignments(self)
         """Taking pauses for review and giving them back (:mod:`symfonic.platform.assignments`)."""

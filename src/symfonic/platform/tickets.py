@@ -78,6 +78,8 @@ class LedgerTicket:
     assigned_until: float | None = None
     on_expiry: Any = None
     """The answer the system gives if nobody answers by ``expires_at``; None: it just expires."""
+    follow_ups: tuple[dict[str, Any], ...] = ()
+    """The reminders and escalation still to come, in order (``at``, ``kind``, ``to``)."""
 
     @property
     def waiting_for(self) -> int:
@@ -131,7 +133,8 @@ def ticket_of(token: str, record: PauseRecord, now: float,
         policy=policy_of(record), requester=record.requester, approved_by=counted.approved_by,
         assignee=(holder := record.assigned_at(now)),
         assigned_until=None if holder is None else record.assigned_until,
-        on_expiry=None if record.on_expiry is None else record.on_expiry.get("answer"))
+        on_expiry=None if record.on_expiry is None else record.on_expiry.get("answer"),
+        follow_ups=record.timers if record.status_at(now) == "outstanding" else ())
 
 
 Answerer = Person | Literal["service"]

@@ -28,7 +28,7 @@ __all__ = ["Actor", "AuditBreak", "AuditEvent", "AuditRecord", "AuditTrail", "Ch
            "chain_digest", "channel_of", "every_record", "verify"]
 
 Kind = Literal["answered", "voted", "edited", "assigned", "released", "revoked", "expired",
-               "completed", "paused_again", "failed"]
+               "completed", "paused_again", "failed", "reminded", "escalated"]
 Channel = Literal["api", "inbox", "a2a", "mcp", "cli", "system"]
 _PREFIXES: dict[str, Channel] = {"inbox:": "inbox", "a2a:": "a2a", "mcp:": "mcp", "cli:": "cli",
                                   "system:": "system"}

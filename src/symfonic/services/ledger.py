@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from symfonic.kernel.scope import Scope
-from symfonic.services.audit import SYSTEM, Actor
+from symfonic.services.audit import SYSTEM, Actor, AuditEvent
 from symfonic.services.conversation import TranscriptTail
 from symfonic.services.outbox import Notification
 from symfonic.services.turn_state import TurnState
@@ -102,6 +102,14 @@ class PauseRecord:
     on_expiry: dict[str, Any] | None = None
     """``{"answer": ...}``: the answer the system gives once the pause expired unanswered
     (:meth:`PauseLedger.due_on_expiry`); None: it just expires."""
+    timers: tuple[dict[str, Any], ...] = ()
+    """The reminders and escalation still to come, in order, each ``{"at": epoch seconds,
+    "kind": "remind" | "escalate", ...}`` (:mod:`symfonic.capabilities.human.follow_up`)."""
+
+    @property
+    def next_timer_at(self) -> float | None:
+        """When the next step is due; None when none is left."""
+        return float(self.timers[0]["at"]) if self.timers else None
 
     def assigned_at(self, now: float) -> str | None:
         """Who holds the pause at ``now``; None when nobody does (never taken, given back, or
@@ -154,6 +162,25 @@ class PauseIssue:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TimerFiring:
+    """One reminder or escalation, taken (:meth:`PauseLedger.fire_timer`).
+
+    Attributes:
+        after: The row as it stands once the step is taken: the steps left, and the policy (an
+            escalation widened its audience).
+        due_at: The step's time: the row must still have it as its next, or another host took it.
+        notification: What to announce (``pause.reminded``, ``pause.escalated``); None when the
+            host announces nothing.
+        event: The audit record's decision.
+    """
+
+    after: PauseRecord
+    due_at: float
+    event: AuditEvent
+    notification: Notification | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Claim:
     """The answer to a claim: ``won`` is True for exactly one caller per pause.
 
@@ -187,6 +214,19 @@ class PauseLedger(Protocol):
         ``at_expiry``: the system's own claim of a row that expired with an ``on_expiry``
         decision, which only such a row past its expiry grants. An answer before the expiry and
         the decision after it cannot both win: each claim asks the other side of the moment."""
+        ...
+
+    async def due_timers(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
+        """Outstanding, unexpired pauses of every tenant whose next reminder or escalation is
+        due by ``now``, the longest due first."""
+        ...
+
+    async def fire_timer(self, firing: TimerFiring, now: float) -> bool:
+        """Take a pause's due step: store what it leaves (the steps after it, the audience an
+        escalation widened), and write its notification and its audit record, all in one
+        transaction; only while the pause is outstanding, unexpired and its next step is still
+        ``firing.due_at``. False, and nothing written, otherwise (another host took it, or the
+        pause was answered meanwhile)."""
         ...
 
     async def due_on_expiry(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:

@@ -25,6 +25,12 @@ from symfonic.kernel.scope import Scope
 
 PAUSE_CREATED = "pause.created"
 """The topic of the notification a pause writes (also the webhook's ``X-Symfonic-Event``)."""
+PAUSE_REMINDED = "pause.reminded"
+"""A reminder of a pause nobody answered yet (:mod:`symfonic.platform.timers`)."""
+PAUSE_ESCALATED = "pause.escalated"
+"""A pause whose audience grew because nobody answered it in time."""
+ANNOUNCED = (PAUSE_CREATED, PAUSE_REMINDED, PAUSE_ESCALATED)
+"""The topics a pause's announcements go out under, to every webhook URL."""
 DELIVERY_LEASE = 60.0
 """Seconds a claimed entry stays invisible to other senders: longer than one delivery attempt
 takes, so that only a sender that died (or stalled) lets another send the same entry again."""

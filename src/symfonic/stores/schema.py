@@ -150,6 +150,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_pauses_deciding ON symfonic_pauses (expires_at)
             WHERE status = 'outstanding' AND on_expiry IS NOT NULL""",
     ),
+    (
+        "ALTER TABLE symfonic_pauses ADD COLUMN timers TEXT",
+        "ALTER TABLE symfonic_pauses ADD COLUMN next_timer_at DOUBLE PRECISION",
+        # Partial: the timers' poll reads only the pauses that still have a step to take.
+        """CREATE INDEX symfonic_pauses_timed ON symfonic_pauses (next_timer_at)
+            WHERE status = 'outstanding' AND next_timer_at IS NOT NULL""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -174,7 +181,8 @@ tenant, its primary key the order the chain is read in. Version 15: an inbox sig
 person an OpenID provider vouched for (JSON: tenant, person, permissions, issuer) instead of an
 API key; NULL for a key's sign-in, as every sign-in was before. Version 16: the answer a pause
 gives itself once it expired unanswered (JSON ``{"answer": ...}``; NULL: it just expires), and
-the index the expiry decisions are found on.
+the index the expiry decisions are found on. Version 17: the reminders and escalation still to
+come (JSON), and when the next is due, indexed for the timers' poll.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

@@ -35,7 +35,7 @@ from symfonic.services.votes import Vote
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
                  "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by, "
-                 "requester, policy, assignee, assigned_until, on_expiry")
+                 "requester, policy, assignee, assigned_until, on_expiry, timers, next_timer_at")
 
 NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
@@ -47,7 +47,7 @@ INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, se
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
-                f"({', '.join('?' * 28)})")
+                f"({', '.join('?' * 30)})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
 FREE_FOR = "(assignee IS NULL OR assigned_until <= ? OR assignee = ?)"
 """The pause is nobody's at the time given, or is the person's given (two parameters: now, the
@@ -64,6 +64,12 @@ from :data:`CLAIM`'s ``expires_at > ?``, so a late answer and the decision never
 parameters are :data:`CLAIM`'s first six."""
 DUE_ON_EXPIRY = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE status = 'outstanding' "
                  "AND on_expiry IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?")
+DUE_TIMERS = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE status = 'outstanding' "
+              "AND next_timer_at <= ? AND expires_at > ? ORDER BY next_timer_at LIMIT ?")
+FIRE_TIMER = ("UPDATE symfonic_pauses SET timers = ?, next_timer_at = ?, policy = ?, format = ? "
+              "WHERE jti = ? AND status = 'outstanding' AND next_timer_at = ? AND expires_at > ? "
+              "RETURNING scope, jti")
+"""A step taken once: only while it is still the pause's next (compare-and-set on its time)."""
 ASSIGN = (f"UPDATE symfonic_pauses SET assignee = ?, assigned_until = ? WHERE jti = ? "
           f"AND status = 'outstanding' AND expires_at > ? AND {FREE_FOR} RETURNING {PAUSE_COLUMNS}")
 UNASSIGN = ("UPDATE symfonic_pauses SET assignee = NULL, assigned_until = NULL WHERE jti = ? "
@@ -231,7 +237,19 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
             None if record.decision is None else dump_json(record.decision), record.answered_by,
             record.requester, None if record.policy is None else dump_json(record.policy),
             record.assignee, record.assigned_until,
-            None if record.on_expiry is None else dump_json(record.on_expiry))
+            None if record.on_expiry is None else dump_json(record.on_expiry),
+            _timers_of(record), record.next_timer_at)
+
+
+def fire_parameters(after: PauseRecord, due_at: float, now: float) -> tuple[Any, ...]:
+    """The parameters of :data:`FIRE_TIMER`."""
+    return (_timers_of(after), after.next_timer_at,
+            None if after.policy is None else dump_json(after.policy), _format_of(after),
+            after.jti, due_at, now)
+
+
+def _timers_of(record: PauseRecord) -> str | None:
+    return dump_json(list(record.timers)) if record.timers else None
 
 
 def _format_of(record: PauseRecord) -> int:
@@ -268,7 +286,8 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         decision=None if row[21] is None else json.loads(row[21]), answered_by=row[22],
         requester=row[23], policy=None if row[24] is None else json.loads(row[24]),
         assignee=row[25], assigned_until=row[26],
-        on_expiry=None if row[27] is None else json.loads(row[27]))
+        on_expiry=None if row[27] is None else json.loads(row[27]),
+        timers=() if row[28] is None else tuple(json.loads(row[28])))
 
 
 def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from symfonic.services.audit import Actor, AuditRecord, every_record, verify
+from symfonic.services.audit import Actor, AuditEvent, AuditRecord, every_record, verify
 from symfonic.services.conversation import StoreError
-from symfonic.services.ledger import Finish
+from symfonic.services.ledger import Finish, TimerFiring
+from symfonic.services.outbox import Notification
 from symfonic.services.votes import Vote
 from symfonic.testing.pauses import ACME, GLOBEX, NOW, pause_issue
 
@@ -172,3 +173,41 @@ class DecisionsConformance:
         assert (answer.kind, answer.jti, answer.person, answer.channel) == (
             "answered", record.jti, None, "system")
         assert (expiry.kind, expiry.jti) == ("expired", plain.record.jti)
+
+    async def test_a_reminder_or_escalation_is_taken_once_and_never_after_an_answer(
+            self, store: Any) -> None:
+        steps = ({"at": NOW + 10, "kind": "remind", "n": 1},
+                 {"at": NOW + 20, "kind": "escalate", "to": ["group:leads"]})
+        issue = pause_issue(ttl=100)
+        record = dataclasses.replace(issue.record, timers=steps)
+        await store.ledger.issue(dataclasses.replace(issue, record=record))
+        assert (await store.ledger.get(record.jti)).timers == steps
+        assert await store.ledger.due_timers(NOW + 5) == []
+        assert await store.ledger.due_timers(NOW + 10) == [record]
+        note = Notification(id="note-1", topic="pause.reminded", scope=ACME, created_at=NOW + 10,
+                            payload={"pause_id": record.jti})
+        reminded = TimerFiring(after=dataclasses.replace(record, timers=steps[1:]), due_at=NOW + 10,
+                               event=AuditEvent(kind="reminded", at=NOW + 10), notification=note)
+        assert await store.ledger.fire_timer(reminded, NOW + 10)
+        assert not await store.ledger.fire_timer(reminded, NOW + 11)  # taken already
+        widened = dataclasses.replace(record, timers=(), policy={
+            "audience": ["group:leads"], "quorum": 1, "requester_may_answer": True})
+        escalated = TimerFiring(after=widened, due_at=NOW + 20,
+                                event=AuditEvent(kind="escalated", at=NOW + 20))
+        assert await store.ledger.due_timers(NOW + 20) == [
+            dataclasses.replace(record, timers=steps[1:])]
+        assert await store.ledger.fire_timer(escalated, NOW + 20)
+        stored = await store.ledger.get(record.jti)
+        assert (stored.timers, stored.policy) == ((), widened.policy)
+        assert await store.ledger.due_timers(NOW + 99) == []
+        assert [e.notification.id for e in await store.outbox.due(NOW + 30)] == ["note-1"]
+        assert [r.kind for r in await trail(store)] == ["reminded", "escalated"]
+
+        answered = pause_issue(ttl=100, session="s2")
+        await store.ledger.issue(dataclasses.replace(answered, record=dataclasses.replace(
+            answered.record, timers=steps)))
+        await store.ledger.claim(answered.record.jti, NOW + 5)
+        assert await store.ledger.due_timers(NOW + 10) == []
+        assert not await store.ledger.fire_timer(dataclasses.replace(
+            reminded, after=dataclasses.replace(answered.record, timers=steps[1:]),
+            notification=None), NOW + 10)

@@ -16,12 +16,13 @@ answer is what was decided at the question.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
+from symfonic.capabilities.human.entries import audience_of
+from symfonic.capabilities.human.follow_up import FollowUp, follow_up_of
 from symfonic.errors import SymfonicError
 from symfonic.kernel.people import Person
 from symfonic.kernel.tool_contract import Tool
@@ -29,7 +30,6 @@ from symfonic.kernel.tool_contract import Tool
 __all__ = ["OPEN", "AlreadyAnswered", "AnswerPolicy", "Approval", "Approvers", "NotAnApprover",
            "PauseAssigned", "Refusal", "audience_of"]
 
-_ENTRY = re.compile(r"^(person|group):([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127})$")
 Approvers = Sequence[str] | Callable[[dict[str, Any]], Iterable[str]] | None
 """Audience entries, or a function of the call's arguments returning them; None for none."""
 Refusal = Literal["service_key", "outside_audience", "requester"]
@@ -90,20 +90,6 @@ class PauseAssigned(SymfonicError, RuntimeError):
         self.pause_id = pause_id
         self.assignee = assignee
         self.until = until
-
-
-def audience_of(entries: Iterable[str]) -> tuple[str, ...]:
-    """Entries checked and put in a stable order (deduplicated, sorted).
-
-    Raises:
-        ValueError: an entry that is not ``person:ID`` or ``group:NAME`` in the people alphabet.
-    """
-    checked: set[str] = set()
-    for entry in entries:
-        if not isinstance(entry, str) or not _ENTRY.match(entry):
-            raise ValueError(f"invalid audience entry {entry!r}: use 'person:ID' or 'group:NAME'")
-        checked.add(entry)
-    return tuple(sorted(checked))
 
 
 def _check_quorum(quorum: object) -> None:
@@ -197,6 +183,10 @@ class Approval:
             False, "reason": "no answer in time"}``), checked against the approval's answer
             schema when the agent is defined; the turn then goes on with it, at most once, and
             a late answer is refused. None: the pause just expires.
+        remind_after, escalate_after, escalate_to: Reminders to the people who have not
+            answered, and an escalation that widens the audience
+            (:mod:`~symfonic.capabilities.human.follow_up`); the ``HumanInteraction``'s when none
+            is declared here.
     """
 
     tool: str | Callable[[Tool], bool]
@@ -206,6 +196,9 @@ class Approval:
     requester_may_answer: bool = False
     ttl: timedelta | None = None
     on_expiry: Any = None
+    remind_after: timedelta | Sequence[timedelta] | None = None
+    escalate_after: timedelta | None = None
+    escalate_to: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.approvers, str):
@@ -217,6 +210,7 @@ class Approval:
                 raise ValueError("approvers names nobody; leave it None for the capability's "
                                  "audience")
         _check_quorum(self.quorum)
+        self.follow_up  # noqa: B018 - refused here, when declared, rather than at a pause
 
     def policy_for(self, arguments: dict[str, Any], default: Sequence[str]) -> AnswerPolicy:
         """The policy of one call: its approvers (computed from ``arguments`` when a function).
@@ -246,7 +240,13 @@ class Approval:
                 "requester_may_answer": self.requester_may_answer,
                 "ttl": None if self.ttl is None else self.ttl.total_seconds(),
                 # Only when declared: a definition without it describes itself as before.
-                **({} if self.on_expiry is None else {"on_expiry": self.on_expiry})}
+                **({} if self.on_expiry is None else {"on_expiry": self.on_expiry}),
+                **({"follow_up": self.follow_up.describe()} if self.follow_up.declared else {})}
+
+    @property
+    def follow_up(self) -> FollowUp:
+        return follow_up_of(self.remind_after, self.escalate_after, self.escalate_to,
+                            f"the approval of {self.tool!r}")
 
 
 def named(function: object) -> str:

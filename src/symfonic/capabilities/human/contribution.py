@@ -22,6 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from symfonic.capabilities.human.audience import Approval, audience_of, named
+from symfonic.capabilities.human.follow_up import FollowUp, follow_up_of
 from symfonic.capabilities.human.issuing import (
     PAUSE_WIRING,
     HumanInteractionCapability,
@@ -58,6 +59,9 @@ class HumanInteraction:
         audience: Who may answer a pause that names nobody itself (``ask_user``, an interrupt or
             approval without its own): ``"group:NAME"`` / ``"person:ID"`` entries. Empty: anyone
             of the tenant, service keys included.
+        remind_after, escalate_after, escalate_to: Reminders and an escalation for every pause
+            whose interaction declares none of its own
+            (:mod:`~symfonic.capabilities.human.follow_up`).
     """
 
     ttl: timedelta = timedelta(hours=24)
@@ -65,10 +69,19 @@ class HumanInteraction:
     approvals: Sequence[str | Callable[[Tool], bool] | Approval] = ()
     interrupts: Sequence[Interrupt] = ()
     audience: Sequence[str] = ()
+    remind_after: timedelta | Sequence[timedelta] | None = None
+    escalate_after: timedelta | None = None
+    escalate_to: Sequence[str] = ()
     _specs: dict[tuple[int, ...], dict[str, InteractionSpec]] = field(
         default_factory=dict, repr=False, compare=False)
 
+    @property
+    def follow_up(self) -> FollowUp:
+        return follow_up_of(self.remind_after, self.escalate_after, self.escalate_to,
+                            "the HumanInteraction")
+
     def __post_init__(self) -> None:
+        self.follow_up  # noqa: B018 - refused here, when declared, rather than at a pause
         for declared in self.approvals:
             if isinstance(declared, Approval) and declared.on_expiry is not None:
                 check_decision(ApprovalAnswer, declared.on_expiry, str(declared.tool))
@@ -84,10 +97,10 @@ class HumanInteraction:
             cached = {}
             audience = audience_of(self.audience)
             if self.ask_user:
-                ask = ask_user_spec(self.ttl, audience)
+                ask = ask_user_spec(self.ttl, audience, self.follow_up)
                 cached[ask.name] = ask
             for interrupt in self.interrupts:
-                cached[interrupt.name] = typed_spec(interrupt, self.ttl, audience)
+                cached[interrupt.name] = typed_spec(interrupt, self.ttl, audience, self.follow_up)
             tiers: dict[str, list[Approval]] = {}
             for declared in self.approvals:
                 approval = declared if isinstance(declared, Approval) else Approval(declared)
@@ -102,7 +115,8 @@ class HumanInteraction:
                 for name in ([chosen] if isinstance(chosen, str) else
                              [n for n, t in tools.items() if n not in cached and chosen(t)]):
                     tiers.setdefault(name, []).append(approval)
-            cached.update({name: approval_spec(tools[name], self.ttl, approvals, audience)
+            cached.update({name: approval_spec(tools[name], self.ttl, approvals, audience,
+                                               self.follow_up)
                            for name, approvals in tiers.items()})
             self._specs[cache_key] = cached
         return cached
@@ -129,6 +143,12 @@ class HumanInteraction:
             described["interrupt_audiences"] = audiences
         if self.audience:
             described["audience"] = list(audience_of(self.audience))
+        if self.follow_up.declared:
+            described["follow_up"] = self.follow_up.describe()
+        follow_ups = {i.name: i.follow_up.describe() for i in self.interrupts
+                      if i.follow_up.declared}
+        if follow_ups:
+            described["interrupt_follow_ups"] = follow_ups
         decisions = {i.name: i.on_expiry for i in self.interrupts if i.on_expiry is not None}
         if decisions:
             described["interrupt_expiry"] = decisions

@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from symfonic.capabilities.human.audience import AnswerPolicy, Approval, audience_of
 from symfonic.capabilities.human.errors import AnswerInvalid, InteractionPayloadInvalid
+from symfonic.capabilities.human.follow_up import NONE as NO_FOLLOW_UP
+from symfonic.capabilities.human.follow_up import FollowUp, follow_up_of
 from symfonic.capabilities.human.json_schemas import check_json
 from symfonic.kernel.interrupts import InterruptKind
 from symfonic.kernel.tool_contract import Tool, ToolArgumentsInvalid
@@ -75,6 +77,8 @@ class Interrupt:
             when None (see :mod:`~symfonic.capabilities.human.audience`).
         on_expiry: The answer the system gives when nobody answered in time, checked against
             ``answer`` when the agent is defined; None: the pause just expires.
+        remind_after, escalate_after, escalate_to: Reminders and an escalation while nobody
+            answers (:mod:`~symfonic.capabilities.human.follow_up`); the capability's when none.
     """
 
     name: str
@@ -85,8 +89,17 @@ class Interrupt:
     schema_version: int = 1
     audience: Sequence[str] | None = None
     on_expiry: Any = None
+    remind_after: timedelta | Sequence[timedelta] | None = None
+    escalate_after: timedelta | None = None
+    escalate_to: Sequence[str] = ()
+
+    @property
+    def follow_up(self) -> FollowUp:
+        return follow_up_of(self.remind_after, self.escalate_after, self.escalate_to,
+                            f"the interrupt {self.name!r}")
 
     def __post_init__(self) -> None:
+        self.follow_up  # noqa: B018 - refused here, when declared, rather than at a pause
         if self.audience is not None:
             object.__setattr__(self, "audience", audience_of(self.audience))
 
@@ -114,6 +127,8 @@ class InteractionSpec:
     on_expiry: Any = None
     """The answer the system gives once the pause expired unanswered; an approval tier's own
     comes first (:meth:`on_expiry_for`). None: the pause just expires."""
+    follow_up: FollowUp = NO_FOLLOW_UP
+    """Reminders and an escalation; an approval tier's own comes first (:meth:`follow_up_for`)."""
 
     def approval_for(self, arguments: dict[str, Any]) -> Approval | None:
         return next((a for a in self.approvals if a.waits_for(arguments)), None)
@@ -139,6 +154,13 @@ class InteractionSpec:
         if approval is not None and approval.on_expiry is not None:
             return approval.on_expiry
         return self.on_expiry
+
+    def follow_up_for(self, arguments: dict[str, Any]) -> FollowUp:
+        """The reminders and escalation of a pause of a call with ``arguments``."""
+        approval = self.approval_for(arguments)
+        if approval is not None and approval.follow_up.declared:
+            return approval.follow_up
+        return self.follow_up
 
     def ttl_for(self, arguments: dict[str, Any]) -> timedelta:
         """How long the pause of a call with ``arguments`` waits."""
@@ -256,31 +278,36 @@ def check_decision(answer: type[BaseModel], decision: Any, name: str) -> None:
         raise ValueError(f"on_expiry of {name!r} is not an answer to it: {wrong}") from None
 
 
-def ask_user_spec(ttl: timedelta, audience: tuple[str, ...] = ()) -> InteractionSpec:
+def ask_user_spec(ttl: timedelta, audience: tuple[str, ...] = (),
+                  follow_up: FollowUp = NO_FOLLOW_UP) -> InteractionSpec:
     return InteractionSpec(
         name=ASK_USER, purpose="ask_user", description=(AskUserQuestion.__doc__ or "").strip(),
         question_schema=AskUserQuestion.model_json_schema(),
-        answer_schema={"type": "string", "minLength": 1}, ttl=ttl, audience=audience)
+        answer_schema={"type": "string", "minLength": 1}, ttl=ttl, audience=audience,
+        follow_up=follow_up)
 
 
-def typed_spec(interrupt: Interrupt, default_ttl: timedelta,
-               audience: tuple[str, ...] = ()) -> InteractionSpec:
+def typed_spec(interrupt: Interrupt, default_ttl: timedelta, audience: tuple[str, ...] = (),
+               follow_up: FollowUp = NO_FOLLOW_UP) -> InteractionSpec:
     own = interrupt.audience
     return InteractionSpec(
         name=interrupt.name, purpose="typed", description=interrupt.description,
         question_schema=interrupt.question.model_json_schema(),
         answer_schema=interrupt.answer.model_json_schema(), ttl=interrupt.ttl or default_ttl,
         schema_version=interrupt.schema_version, interrupt=interrupt,
-        audience=audience if own is None else tuple(own), on_expiry=interrupt.on_expiry)
+        audience=audience if own is None else tuple(own), on_expiry=interrupt.on_expiry,
+        follow_up=interrupt.follow_up if interrupt.follow_up.declared else follow_up)
 
 
 def approval_spec(tool: Tool, ttl: timedelta, approvals: Sequence[Approval] = (),
-                  audience: tuple[str, ...] = ()) -> InteractionSpec:
+                  audience: tuple[str, ...] = (),
+                  follow_up: FollowUp = NO_FOLLOW_UP) -> InteractionSpec:
     return InteractionSpec(
         name=tool.schema.name, purpose="approval",
         description=f"Approve, reject or edit a call of {tool.schema.name!r}.",
         question_schema=tool.schema.parameters, answer_schema=ApprovalAnswer.model_json_schema(),
-        ttl=ttl, gated_tool=tool, audience=audience, approvals=tuple(approvals))
+        ttl=ttl, gated_tool=tool, audience=audience, approvals=tuple(approvals),
+        follow_up=follow_up)
 
 
 def tool_input_spec(name: str, answer_schema: dict[str, Any], ttl: timedelta,

@@ -20,6 +20,7 @@ from symfonic.services.ledger import (
     PageAfter,
     PauseIssue,
     PauseRecord,
+    TimerFiring,
 )
 from symfonic.services.listeners import pause_announcement
 from symfonic.services.outbox import Notification
@@ -71,6 +72,24 @@ class MemoryLedger(MemoryPort):
             self._db.pauses[jti] = claimed
             self._db.audit(claimed, audit_events.answered(now, decision, answered_by, person))
             return Claim(won=True, record=claimed)
+
+    async def due_timers(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
+        due = [r for r in self._db.pauses.values() if r.status == "outstanding"
+               and r.expires_at > now and r.next_timer_at is not None and r.next_timer_at <= now]
+        return sorted(due, key=lambda r: r.next_timer_at or 0.0)[:limit]
+
+    async def fire_timer(self, firing: TimerFiring, now: float) -> bool:
+        async with self._db.lock:
+            record = self._db.pauses.get(firing.after.jti)
+            if record is None or record.status != "outstanding" or record.expires_at <= now or \
+                    record.next_timer_at != firing.due_at:
+                return False
+            self._db.pauses[record.jti] = dataclasses.replace(
+                record, timers=firing.after.timers, policy=firing.after.policy)
+            if firing.notification is not None:
+                self._db.enqueue(firing.notification)
+            self._db.audit(record, firing.event)
+            return True
 
     async def due_on_expiry(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
         due = [r for r in self._db.pauses.values() if expired_deciding(r, now)]

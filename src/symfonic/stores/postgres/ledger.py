@@ -14,7 +14,16 @@ from symfonic.kernel.scope import Scope
 from symfonic.services import audit_events, ledger
 from symfonic.services.audit import SYSTEM, Actor, AuditEvent
 from symfonic.services.conversation import TranscriptTail
-from symfonic.services.ledger import FOREVER, Claim, Finish, Listing, PageAfter, PauseIssue, PauseRecord
+from symfonic.services.ledger import (
+    FOREVER,
+    Claim,
+    Finish,
+    Listing,
+    PageAfter,
+    PauseIssue,
+    PauseRecord,
+    TimerFiring,
+)
 from symfonic.services.votes import Vote
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql, sql_audit
@@ -43,6 +52,16 @@ A = {"CLAIM": _with_record(sql.CLAIM), "ASSIGN": _with_record(sql.ASSIGN),
      "CAST_VOTE": _audited(sql.CAST_VOTE), "SWEEP": _audited(_SWEEP_EXPIRED)}
 """The ledger's decisions, each with its audit record, in psycopg's style."""
 SWEEP_LEASES = sql.to_format_style(_SWEEP_LEASES)
+_FIRED = (f"WITH fired AS ({sql.FIRE_TIMER}), noted AS ("
+          "INSERT INTO symfonic_outbox (id, topic, scope, payload, created_at, attempts, "
+          "next_attempt_at) SELECT ?, ?, fired.scope, ?, ?, 0, ? FROM fired RETURNING 1) "
+          f"SELECT {sql_audit.pg_call()}, (SELECT COUNT(*) FROM noted) FROM fired")
+FIRE = {True: sql.to_format_style(_FIRED),
+        False: sql.to_format_style(f"WITH fired AS ({sql.FIRE_TIMER}) "
+                                   f"SELECT {sql_audit.pg_call()} FROM fired")}
+"""A reminder or escalation in one statement: the step, its notification (when there is one)
+and its audit record, each only if the step was still due."""
+_TIMERS = sql.to_format_style(sql.DUE_TIMERS)
 _DUE = sql.to_format_style(sql.DUE_ON_EXPIRY)
 
 
@@ -83,6 +102,21 @@ class PostgresLedger(PostgresPort):
         event = audit_events.answered(now, decision, answered_by, person)
         return await self._claimed(jti, A["CLAIM"], (*parameters, now, person,
                                                      *sql_audit.call_parameters(event)))
+
+    async def due_timers(self, now: float, *, limit: int = ledger.SWEEP_BATCH) -> list[PauseRecord]:
+        return [sql.record_of(row) for row in await self._fetchall(_TIMERS, (now, now, limit))]
+
+    async def fire_timer(self, firing: TimerFiring, now: float) -> bool:
+        note = firing.notification
+        parameters = sql.fire_parameters(firing.after, firing.due_at, now)
+        if note is not None:
+            [(_, topic, _, payload, created_at, due)] = [
+                (r[0], r[1], r[2], r[3], r[4], r[5]) for r in sql.notification_rows((note,))]
+            parameters = (*parameters, note.id, topic, payload, created_at, due)
+        rows = await self._fetchall(FIRE[note is not None],
+                                    (*parameters, *sql_audit.call_parameters(firing.event)),
+                                    idempotent=False)
+        return len(rows) == 1
 
     async def due_on_expiry(self, now: float, *, limit: int = ledger.SWEEP_BATCH) -> list[PauseRecord]:
         return [sql.record_of(row) for row in await self._fetchall(_DUE, (now, limit))]

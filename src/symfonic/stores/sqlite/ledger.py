@@ -22,6 +22,7 @@ from symfonic.services.ledger import (
     PageAfter,
     PauseIssue,
     PauseRecord,
+    TimerFiring,
 )
 from symfonic.services.votes import Vote
 from symfonic.stores import sql, sql_audit
@@ -62,6 +63,21 @@ class SQLiteLedger(SQLitePort):
                                        audit_events.answered(now, decision, answered_by, None))
         return await self._claimed(jti, sql.CLAIM, (*parameters, now, person),
                                    audit_events.answered(now, decision, answered_by, person))
+
+    async def due_timers(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
+        rows = await self._read(lambda c: c.execute(sql.DUE_TIMERS, (now, now, limit)).fetchall())
+        return [sql.record_of(row) for row in rows]
+
+    async def fire_timer(self, firing: TimerFiring, now: float) -> bool:
+        def write(c: sqlite3.Connection) -> bool:
+            fired = c.execute(sql.FIRE_TIMER, sql.fire_parameters(firing.after, firing.due_at,
+                                                                  now)).fetchall()
+            if fired and firing.notification is not None:
+                c.executemany(sql.INSERT_NOTIFICATION,
+                              sql.notification_rows((firing.notification,)))
+            return audit_rows(c, fired, firing.event) == 1
+
+        return await self._write(write)
 
     async def due_on_expiry(self, now: float, *, limit: int = SWEEP_BATCH) -> list[PauseRecord]:
         rows = await self._read(lambda c: c.execute(sql.DUE_ON_EXPIRY, (now, limit)).fetchall())

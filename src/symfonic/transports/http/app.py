@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
 from symfonic.platform.host import Host
-from symfonic.services.outbox import PAUSE_CREATED, Notification
+from symfonic.services.outbox import ANNOUNCED, Notification
 from symfonic.transports.http import (
     api,
     docs_ui,
@@ -114,6 +114,8 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         service.sessions.bind(accounts.sign_ins)
         refresher = asyncio.create_task(api_keys.keep_fresh(), name="symfonic-api-keys")
         deciding = asyncio.create_task(host.expiry.keep_deciding(), name="symfonic-expiry")
+        following = asyncio.create_task(host.follow_ups.keep_following_up(),
+                                        name="symfonic-follow-ups")
         if service.webhooks is not None:
             await service.webhooks.start()
         try:
@@ -121,7 +123,8 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         finally:
             refresher.cancel()
             deciding.cancel()
-            await asyncio.gather(refresher, deciding, return_exceptions=True)
+            following.cancel()
+            await asyncio.gather(refresher, deciding, following, return_exceptions=True)
             await service.drain()
             await api_keys.close()
             if service.webhooks is not None:
@@ -196,7 +199,7 @@ def _announcement(service: Service) -> DocumentBuilder:
 
     async def announce(notification: Notification) -> dict[str, Any] | None:
         facts = notification.payload
-        if notification.topic != PAUSE_CREATED:
+        if notification.topic not in ANNOUNCED:
             return None
         token = await service.host.token_of(facts["pause_id"], notification.scope)
         if token is None:
@@ -211,7 +214,9 @@ def _announcement(service: Service) -> DocumentBuilder:
                 "created_at": notification.created_at, "tenant": facts["tenant"],
                 "agent": facts["agent"], "pause_id": facts["pause_id"],
                 "ticket": ticket.model_dump(mode="json"), "resume_url": resume_url(base, token),
-                "inbox_url": f"{base}/inbox/pauses/{token}"}
+                "inbox_url": f"{base}/inbox/pauses/{token}",
+                # A reminder or an escalation: which step, and who may answer now.
+                **({k: facts[k] for k in ("step", "audience") if k in facts})}
 
     return announce
 

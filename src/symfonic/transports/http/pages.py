@@ -236,6 +236,11 @@ def _who_may_answer(ticket: LedgerTicket) -> str:
         approved = ", ".join(ticket.approved_by) or "nobody yet"
         parts.append(f"needs {ticket.quorum} approvals: approved by {escape(approved)}, "
                      f"waiting for {ticket.waiting_for}")
+    if ticket.follow_ups:
+        step = ticket.follow_ups[0]
+        when = pages_decisions.when(float(step["at"]))
+        parts.append(f"escalates to {escape(', '.join(step['to']))} at {when}"
+                     if step["kind"] == "escalate" else f"next reminder at {when}")
     if ticket.on_expiry is not None:
         parts.append(f"if nobody answers in time: <code>{escape(_show(ticket.on_expiry))}</code>")
     return f'<p class="meta audience">{" · ".join(parts)}</p>' if parts else ""

@@ -127,6 +127,9 @@ class Ticket(BaseModel):
     on_expiry: Any = Field(default=None, description=(
         "The answer the system gives if nobody answers by ``expires_at`` (the turn then goes "
         "on with it); null: the pause just expires."))
+    follow_ups: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "The reminders and escalation still to come while nobody answers: ``at`` (epoch "
+        "seconds), ``kind`` (``remind`` or ``escalate``), and for an escalation ``to``."))
 
 
 class PauseList(BaseModel):
@@ -201,7 +204,7 @@ def ticket_model(ticket: LedgerTicket, base: str) -> Ticket:
                   quorum=ticket.quorum, requester=ticket.requester,
                   approved_by=list(ticket.approved_by), waiting_for=ticket.waiting_for,
                   assignee=ticket.assignee, assigned_until=ticket.assigned_until,
-                  on_expiry=ticket.on_expiry)
+                  on_expiry=ticket.on_expiry, follow_ups=list(ticket.follow_ups))
 
 
 def ticket_body(ticket: LedgerTicket, base: str) -> dict[str, Any]:

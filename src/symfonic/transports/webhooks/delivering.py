@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic.errors import SymfonicError
-from symfonic.services.outbox import PAUSE_CREATED, Notification
+from symfonic.services.outbox import ANNOUNCED, Notification
 from symfonic.transports.webhooks import (
     DELIVERY_HEADER,
     DELIVERY_ID_HEADER,
@@ -114,7 +114,7 @@ class Deliverer:
         """
         if notification.topic in self._routes:
             return None
-        if notification.topic == PAUSE_CREATED:
+        if notification.topic in ANNOUNCED:
             return None if self.config.urls else "this sender has no webhook URLs"
         return f"this sender has no route for {notification.topic!r}"
 
