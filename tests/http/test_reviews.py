@@ -160,3 +160,17 @@ async def test_the_inbox_takes_and_releases_and_the_others_see_who_is_on_it(
     records = await (await desk.host.store()).audit.records("acme")
     assert [(r.kind, r.person, r.channel) for r in records] == [
         ("assigned", "ada", "inbox"), ("released", "ada", "inbox")]
+
+
+@pytest.mark.parametrize("who", ["bob", "ada", "acme"])  # who asked, who may answer, a service
+async def test_only_who_could_answer_or_a_service_withdraws_a_pause(
+        http: httpx.AsyncClient, desk: LiveServer, who: str) -> None:
+    """Bob of support asked for it (``paused``), so he may withdraw it; carol of support, who did
+    not ask and may not answer, may not: withdrawing would answer "no" for finance."""
+    token = await paused(http, desk)
+    desk.secrets["carol"] = desk.keys.issue("acme", person=Person(
+        id="carol", groups=frozenset({"support"})))
+    refused = await http.delete(f"/v1/pauses/{token}", headers=desk.auth("carol"))
+    assert (refused.status_code, refused.json()["error"]) == (403, "not_an_approver")
+    withdrawn = await http.delete(f"/v1/pauses/{token}", headers=desk.auth(who))
+    assert (withdrawn.status_code, withdrawn.json()) == (200, {"revoked": True})

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import timedelta
 
 from symfonic.agent import Agent, AgentSpec
+from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.capabilities.human.issuing import PAUSE_WIRING, PauseWiring
 from symfonic.capabilities.human.pausing import PauseBinding
 from symfonic.capabilities.human.tokens import TokenKeys
@@ -51,6 +52,7 @@ from symfonic.platform.tickets import (
     counted_ticket,
     may_answer,
     page_after,
+    policy_of,
     record_in_scope,
 )
 from symfonic.platform.timers import FollowUps
@@ -339,10 +341,20 @@ class Host:
         """Withdraw an outstanding pause; False when it was no longer outstanding. ``by`` and
         ``credential`` (who asked, through what) go to the audit trail.
 
+        A pause that names its audience is withdrawn only by someone who could have answered
+        it, by the person who asked, or by a service (``by`` None: the app withdrawing its own
+        question): otherwise withdrawing would be a way to answer "no" for people one may not
+        answer for.
+
         Raises:
             UnknownPauseToken: the token is bad (by subclass) or names no recorded pause.
+            NotAnApprover: ``by`` is a person outside the pause's audience who did not ask.
         """
         record = await self.continuation.recorded(token)  # checked against the token, as resume is
+        policy = policy_of(record)
+        if by is not None and not policy.open and not policy.admits(by) and \
+                by.id != record.requester:
+            raise NotAnApprover("outside_audience", record.jti)
         with reachable():
             return await (await self.store()).ledger.revoke(
                 record.jti, self._clock(), by=Actor(None if by is None else by.id, credential))

@@ -260,7 +260,9 @@ class SymfonicRequestHandler(RequestHandler):
             raise TaskNotCancelableError(f"task {task.id} is {view.state}: only a task waiting "
                                          "for input can be canceled")
         try:
-            revoked = await self.host.revoke(view.ticket.token)
+            key = context.state[KEY]
+            revoked = await self.host.revoke(view.ticket.token, by=key.person,
+                                             credential=f"a2a:{key.id}")
         except SymfonicError as refused:
             raise a2a_error(refused, task.id) from None
         if revoked:

@@ -142,7 +142,7 @@ class AgentTools:
                           "elicitation result")
         meta = {SESSION_ID: ticket.session_id, PAUSE_ID: ticket.jti}
         if response.action == "decline":
-            return await self._decline(token, ticket, meta)
+            return await self._decline(token, ticket, meta, key)
         if response.action == "cancel":
             return error_result("The question was dismissed and is still open: call again with "
                                 "the same requestState (in this result's _meta) to answer it.",
@@ -161,9 +161,9 @@ class AgentTools:
                                 f"turn is {ticket.status})", status=ticket.status)
         return self._asked(ticket, ctx)
 
-    async def _decline(self, token: str, ticket: LedgerTicket,
-                       meta: dict[str, Any]) -> CallToolResult:
-        if not await self.host.revoke(token):
+    async def _decline(self, token: str, ticket: LedgerTicket, meta: dict[str, Any],
+                       key: ApiKey) -> CallToolResult:
+        if not await self.host.revoke(token, by=key.person, credential=f"mcp:{key.id}"):
             fresh = await self.host.continuation.ticket(token)
             raise state_refused("pause_already_resumed", "the pause was already answered (its "
                                 f"turn is {fresh.status}); it was not withdrawn", status=fresh.status)
