@@ -39,11 +39,22 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 async def servers(tmp_path: Path, url: str, refunds: Path) -> AsyncIterator[list[Serving]]:
     env = environment(tmp_path, {"SYMFONIC_DATABASE_URL": url, "SYMFONIC_SECRET": SECRET,
                                  "SYMFONIC_DEMO_REFUNDS": str(refunds)})
-    started = [await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())], tmp_path, env)
-               for _ in range(2)]
+    started = [await _serve(tmp_path, env) for _ in range(2)]
     yield started
     for serving in started:
         await serving.stop()
+
+
+async def _serve(workdir: Path, env: dict[str, str]) -> Serving:
+    """``symfonic serve`` on a free port; once more on another when something took the port
+    between choosing and binding it (another test's socket, in a busy suite)."""
+    for attempt in (1, 2):
+        try:
+            return await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())], workdir, env)
+        except AssertionError as failed:
+            if attempt == 2 or "is in use" not in str(failed):
+                raise
+    raise AssertionError("unreachable")
 
 
 def person_key(workdir: Path, url: str, person: str, groups: str) -> str:
@@ -117,7 +128,10 @@ async def test_a_refund_of_2400_needs_two_distinct_finance_people_and_runs_once(
     voters = [p for k, p in who_did_what if k == "voted"]  # in the order they committed
     assert voters[0] == "ada" and sorted(voters) == sorted(ticket["approved_by"])
     assert who_did_what[:2] == [("assigned", "dan"), ("released", "dan")]
-    assert who_did_what[-2:] == [("answered", winner), ("completed", None)]
+    # A racer's vote may commit just after the winning claim (it read the pause outstanding): it
+    # is chained after it, and counts for nothing; the turn's outcome comes last.
+    assert who_did_what[-1] == ("completed", None)
+    assert who_did_what.index(("answered", winner)) > who_did_what.index(("voted", "ada"))
     assert not any(person in ("carol", "bob") for _, person in who_did_what)
     verified = symfonic(tmp_path, "audit", "verify", "--tenant", "demo", env=env).stdout
     assert f"tenant demo: {len(exported)} records verify" in verified

@@ -107,7 +107,9 @@ CAST_VOTE = ("INSERT INTO symfonic_pause_votes (jti, round, person, arguments, a
              "RETURNING (SELECT scope FROM symfonic_pauses p WHERE p.jti = symfonic_pause_votes.jti) "
              "AS scope, jti")
 """A vote, written only while its pause is answerable and only once per person and round (and
-one edit per round): :mod:`symfonic.services.votes`. Parameters: :func:`vote_row`."""
+one edit per round): :mod:`symfonic.services.votes`. Parameters: :func:`vote_row`. On PostgreSQL
+a vote racing the winning claim may read the pause still outstanding and land just after the
+claim (and after it in the audit trail): it counts for nothing, since the claim was won."""
 VOTES = ("SELECT jti, round, person, arguments, answered_by, cast_at FROM symfonic_pause_votes "
          "WHERE jti = ?")
 OUTSTANDING_COUNTS = ("SELECT scope, pin, COUNT(*) FROM symfonic_pauses WHERE status = 'outstanding' "
