@@ -28,6 +28,7 @@ from symfonic import (
     PauseExpired,
     Person,
     Scope,
+    SessionAwaitingAnswer,
 )
 from symfonic.platform.host import Host
 from symfonic.services.audit import verify
@@ -189,3 +190,15 @@ async def test_the_last_answer_and_the_decision_racing_have_one_winner(url: str,
     assert verify(records, "acme") is None
     assert [r.kind for r in records].count("answered") == len(LEADS)  # one per pause, whoever won
     print(f"winners by round: {winners_seen}")  # shown with -s: which side of the moment won
+
+
+async def test_a_session_waits_for_its_decision_before_a_new_turn(host: Host,
+                                                                 clock: ManualClock) -> None:
+    """Past the expiry, before a host took the decision, the session's turn is not over: a new
+    turn would race the decided one for the transcript."""
+    await refund_paused(host, "s9")
+    clock.advance(601)
+    with pytest.raises(SessionAwaitingAnswer):
+        await host.agent("support", ACME).run("hello", session_id="s9")
+    assert await host.expiry.decide_due() == 1
+    assert (await host.agent("support", ACME).run("hello", session_id="s9")).status == "completed"

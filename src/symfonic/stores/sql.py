@@ -127,7 +127,9 @@ def counts_of(rows: Any) -> dict[tuple[str, str], int]:
 
 
 SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id = ? "
-                  "AND status = 'outstanding' AND expires_at > ? LIMIT 1")
+                  "AND status = 'outstanding' AND (expires_at > ? OR on_expiry IS NOT NULL) LIMIT 1")
+"""Whether a session waits on a pause: an unexpired one, or one past its expiry whose decision
+(``on_expiry``) is still to be taken: its turn goes on soon, so a new turn must not start."""
 REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "
           "WHERE jti = ? AND status = 'outstanding' RETURNING scope, jti")
 SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' WHERE jti IN (SELECT jti FROM symfonic_pauses "

@@ -165,7 +165,8 @@ class MemoryLedger(MemoryPort):
 
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
         return any(r.scope == scope and r.session_id == session_id and r.status == "outstanding"
-                   and r.expires_at > now for r in self._db.pauses.values())
+                   and (r.expires_at > now or r.on_expiry is not None)
+                   for r in self._db.pauses.values())
 
     async def cast_vote(self, vote: Vote, now: float) -> bool:
         async with self._db.lock:
