@@ -141,3 +141,18 @@ async def test_steps_are_taken_once_by_many_processes_one_of_them_killed(url: st
     assert len(steps) == len(set(steps)) == 9, steps  # 3 pauses x (2 reminders + 1 escalation)
     assert sorted(n.topic for n in notes).count("pause.reminded") == 6
     assert sorted(n.topic for n in notes).count("pause.escalated") == 3
+
+
+async def test_an_escalation_never_narrows_a_pause_anyone_may_answer(url: str,
+                                                                    clock: ManualClock) -> None:
+    open_to_all = [approvals_agent(remind_after=None, escalate_after=MINUTE,
+                                   escalate_to=["group:finance-leads"])]
+    async with Host.open(url, secret=SECRET, clock=clock, agents=open_to_all) as host:
+        token = await refund_paused(host)
+        clock.advance(60)
+        assert await host.follow_ups.take_due() == 1
+        assert (await host.continuation.ticket(token)).audience == ()  # still anyone's
+        done = await host.continuation.resume(token, APPROVE)  # a service key still answers
+        assert done.status == "completed"
+        kinds = [r.kind for r in await (await host.store()).audit.records("acme")]
+        assert kinds == ["escalated", "answered", "completed"]

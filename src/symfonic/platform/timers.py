@@ -10,7 +10,8 @@ in the same transaction, and never once the pause was answered, revoked or expir
 - A **reminder** announces the pause again (``pause.reminded``, with who has not answered).
 - An **escalation** widens the pause's audience by its ``escalate_to`` entries, for good (the
   answer policy stored with the pause changes, so the new people may answer at once), and
-  announces it (``pause.escalated``).
+  announces it (``pause.escalated``). A pause anyone of the tenant may answer keeps that open
+  audience (naming some would narrow it); it is announced all the same.
 
 Announcements go through the outbox (the webhooks today), when the host announces pauses
 (``notifications``); the audit trail records every step either way.
@@ -67,9 +68,11 @@ class FollowUps:
     def _firing(self, record: PauseRecord, now: float) -> TimerFiring:
         step, *rest = record.timers
         policy = policy_of(record)
-        if step["kind"] == "escalate":
+        if step["kind"] == "escalate" and not policy.open:
             policy = AnswerPolicy(audience=(*policy.audience, *step["to"]), quorum=policy.quorum,
                                   requester_may_answer=policy.requester_may_answer)
+        if step["kind"] == "escalate":
+            # A pause anyone of the tenant may answer stays so: naming some would narrow it.
             event = AuditEvent(kind="escalated", at=now, detail={"to": step["to"]})
             topic = PAUSE_ESCALATED
         else:
