@@ -174,3 +174,22 @@ async def test_only_who_could_answer_or_a_service_withdraws_a_pause(
     assert (refused.status_code, refused.json()["error"]) == (403, "not_an_approver")
     withdrawn = await http.delete(f"/v1/pauses/{token}", headers=desk.auth(who))
     assert (withdrawn.status_code, withdrawn.json()) == (200, {"revoked": True})
+
+
+async def test_a_pause_shows_its_own_history_over_the_api_and_in_the_inbox(
+        http: httpx.AsyncClient, desk: LiveServer) -> None:
+    token = await paused(http, desk)
+    other = await paused(http, desk)
+    await http.post(f"/v1/pauses/{token}/assign", headers=desk.auth("ada"))
+    await http.delete(f"/v1/pauses/{other}", headers=desk.auth("acme"))
+    await http.post(f"/v1/pauses/{token}/resume", json=APPROVE, headers=desk.auth("ada"))
+    told = await http.get(f"/v1/pauses/{token}/history", headers=desk.auth("acme-reader"))
+    assert told.status_code == 200, told.text
+    assert [(r["kind"], r["person"]) for r in told.json()["records"]] == [
+        ("assigned", "ada"), ("answered", "ada"), ("completed", None)]  # not the other's
+    foreign = await http.get(f"/v1/pauses/{token}/history", headers=desk.auth("globex"))
+    assert foreign.status_code == 404
+    await sign_in(http, desk, "grace")
+    page = (await http.get(f"/inbox/pauses/{token}")).text
+    assert 'aria-label="History"' in page and "taken for review" in page
+    assert "answered</span>" not in page and "answered by <strong>ada</strong>" in page

@@ -193,6 +193,11 @@ class AuditTrail(Protocol):
         """Every tenant with a record, sorted."""
         ...
 
+    async def of_pause(self, tenant: str, jti: str, *, limit: int = 100) -> list[AuditRecord]:
+        """One pause's records, in order: what a person sees of who was reminded, who took it,
+        who answered (at most ``limit``)."""
+        ...
+
 
 async def every_record(trail: AuditTrail, tenant: str, *,
                        page: int = 500) -> AsyncIterator[AuditRecord]:

@@ -157,6 +157,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_pauses_timed ON symfonic_pauses (next_timer_at)
             WHERE status = 'outstanding' AND next_timer_at IS NOT NULL""",
     ),
+    (
+        # A pause's page reads its own records; an audit append writes one more entry.
+        "CREATE INDEX symfonic_audit_by_pause ON symfonic_audit (tenant, jti, seq)",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -182,7 +186,8 @@ person an OpenID provider vouched for (JSON: tenant, person, permissions, issuer
 API key; NULL for a key's sign-in, as every sign-in was before. Version 16: the answer a pause
 gives itself once it expired unanswered (JSON ``{"answer": ...}``; NULL: it just expires), and
 the index the expiry decisions are found on. Version 17: the reminders and escalation still to
-come (JSON), and when the next is due, indexed for the timers' poll.
+come (JSON), and when the next is due, indexed for the timers' poll. Version 18: the audit
+trail indexed by pause, for a pause's own history.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

@@ -22,6 +22,8 @@ INSERT = f"INSERT INTO symfonic_audit ({COLUMNS}) VALUES ({', '.join('?' * 11)})
 RECORDS = (f"SELECT {COLUMNS} FROM symfonic_audit WHERE tenant = ? AND seq > ? "
            "ORDER BY seq LIMIT ?")
 TENANTS = "SELECT DISTINCT tenant FROM symfonic_audit ORDER BY tenant"
+OF_PAUSE = (f"SELECT {COLUMNS} FROM symfonic_audit WHERE tenant = ? AND jti = ? "
+            "ORDER BY seq LIMIT ?")
 
 
 def append(conn: sqlite3.Connection, tenant: str, jti: str, event: AuditEvent) -> None:

@@ -112,6 +112,9 @@ class DecisionsConformance:
         assert [r.prev for r in records[1:]] == [r.digest for r in records[:-1]]
         assert await store.audit.tenants() == ["acme"]  # globex decided nothing
         assert await store.audit.records("acme", after=7, limit=5) == records[7:]
+        assert await store.audit.of_pause("acme", one) == records[:5]
+        assert await store.audit.of_pause("acme", one, limit=2) == records[:2]
+        assert await store.audit.of_pause("globex", one) == []
 
     async def test_a_paused_again_outcome_is_audited_with_the_new_pause(self, store: Any) -> None:
         issue = pause_issue(ttl=1000)

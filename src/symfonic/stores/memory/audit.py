@@ -12,5 +12,8 @@ class MemoryAuditTrail(MemoryPort):
     async def records(self, tenant: str, *, after: int = 0, limit: int = 100) -> list[AuditRecord]:
         return [r for r in self._db.trails.get(tenant, ()) if r.seq > after][:limit]
 
+    async def of_pause(self, tenant: str, jti: str, *, limit: int = 100) -> list[AuditRecord]:
+        return [r for r in self._db.trails.get(tenant, ()) if r.jti == jti][:limit]
+
     async def tenants(self) -> list[str]:
         return sorted(t for t, trail in self._db.trails.items() if trail)

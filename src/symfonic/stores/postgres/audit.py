@@ -8,6 +8,7 @@ from symfonic.stores import sql, sql_audit
 from symfonic.stores.postgres.database import PostgresPort
 
 _RECORDS = sql.to_format_style(sql_audit.RECORDS)
+_OF_PAUSE = sql.to_format_style(sql_audit.OF_PAUSE)
 
 
 class PostgresAuditTrail(PostgresPort):
@@ -15,6 +16,10 @@ class PostgresAuditTrail(PostgresPort):
 
     async def records(self, tenant: str, *, after: int = 0, limit: int = 100) -> list[AuditRecord]:
         rows = await self._fetchall(_RECORDS, (tenant, after, limit))
+        return [sql_audit.record_of(row) for row in rows]
+
+    async def of_pause(self, tenant: str, jti: str, *, limit: int = 100) -> list[AuditRecord]:
+        rows = await self._fetchall(_OF_PAUSE, (tenant, jti, limit))
         return [sql_audit.record_of(row) for row in rows]
 
     async def tenants(self) -> list[str]:

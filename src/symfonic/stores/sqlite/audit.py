@@ -15,6 +15,11 @@ class SQLiteAuditTrail(SQLitePort):
                                                     (tenant, after, limit)).fetchall())
         return [sql_audit.record_of(row) for row in rows]
 
+    async def of_pause(self, tenant: str, jti: str, *, limit: int = 100) -> list[AuditRecord]:
+        rows = await self._read(lambda c: c.execute(sql_audit.OF_PAUSE,
+                                                    (tenant, jti, limit)).fetchall())
+        return [sql_audit.record_of(row) for row in rows]
+
     async def tenants(self) -> list[str]:
         rows = await self._read(lambda c: c.execute(sql_audit.TENANTS).fetchall())
         return [str(row[0]) for row in rows]

@@ -204,8 +204,10 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
         ticket = await service.host.continuation.ticket(token)
     except REFUSALS as refused:
         return problem_page(refused)
+    trail = (await service.host.store()).audit
     return html(pages.pause(await view_of(service, ticket), tenant=key.tenant,
-                            csrf=session.csrf, me=me(key)))
+                            csrf=session.csrf, me=me(key),
+                            history=await trail.of_pause(key.tenant, ticket.jti)))
 
 
 @router.post("/inbox/pauses/{token}", summary="Answer a pause from its form",

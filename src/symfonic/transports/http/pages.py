@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from symfonic.kernel.messages import Message
 from symfonic.platform.tickets import LedgerTicket
+from symfonic.services.audit import AuditRecord
 from symfonic.transports.http import forms, pages_conversation, pages_decisions
 
 STATIC = "/inbox/static"
@@ -131,7 +132,7 @@ _HEADINGS = {"mine": "Waiting for you", "assigned": "Assigned to you", "all": "A
 
 def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[str, Any]] = (),
           submitted: Mapping[str, str] | None = None, conflict: bool = False,
-          me: str | None = None) -> str:
+          me: str | None = None, history: Sequence[AuditRecord] = ()) -> str:
     """One pause's page: its conversation open, then its form or what was decided.
 
     Args:
@@ -141,7 +142,7 @@ def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[s
     return page(f"{view.ticket.name}", (
         '<p><a href="/inbox">← all pending</a></p>'
         + card(view, csrf, errors, submitted or {}, open_conversation=True, conflict=conflict,
-               me=me)),
+               me=me) + pages_decisions.pause_history(history)),
         tenant=tenant, csrf=csrf)
 
 

@@ -27,6 +27,7 @@ from html import escape
 from typing import Any
 
 from symfonic.platform.tickets import LedgerTicket
+from symfonic.services.audit import AuditRecord
 
 REJECTED_PREFIX = "Reason: "
 
@@ -182,3 +183,31 @@ def _clip(text: str, limit: int) -> str:
 
 def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+
+
+_SAID = {"reminded": "reminder sent", "escalated": "escalated", "assigned": "taken for review",
+         "released": "given back", "voted": "approved", "edited": "approved with edits",
+         "answered": "answered", "revoked": "withdrawn", "expired": "expired",
+         "completed": "turn completed", "paused_again": "turn paused again",
+         "failed": "turn failed"}
+
+
+def pause_history(records: Sequence[AuditRecord]) -> str:
+    """A pause's own audit records, as a person reads them: who was reminded and when, whom it
+    escalated to, who took it, voted and answered (``GET /v1/pauses/{token}/history``)."""
+    if not records:
+        return ""
+    items = []
+    for record in records:
+        said = _SAID.get(record.kind, record.kind)
+        detail = json.loads(record.detail) if record.detail else {}
+        if record.kind == "escalated":
+            said += f" to {', '.join(detail.get('to', []))}"
+        if record.kind == "assigned" and detail.get("to") not in (None, record.person):
+            said += f", to {detail['to']}"
+        who = f" by <strong>{escape(record.person)}</strong>" if record.person else ""
+        items.append(f'<li data-kind="{escape(record.kind)}">{when(record.at_us / 1_000_000)} '
+                     f"{escape(said)}{who} <span class=\"hint\">({escape(record.channel)})</span>"
+                     "</li>")
+    return (f'<section class="history" aria-label="History"><h3>History</h3>'
+            f'<ol>{"".join(items)}</ol></section>')

@@ -101,6 +101,29 @@ async def release_pause(token: TokenParam, request: Request,
     return ticket_body(ticket, service.base(request))
 
 
+class PauseHistory(BaseModel):
+    records: list[AuditRecordBody] = Field(description=(
+        "The pause's own records of the audit trail, in order: reminders and escalations, "
+        "who took it for review and gave it back, votes, the answer, the outcome."))
+
+
+@router.get("/v1/pauses/{token}/history", response_model=PauseHistory, tags=["pauses"],
+            operation_id="pause_history", summary="What happened to a pause",
+            responses={k: v for k, v in _REFUSED.items() if k in (400, 401, 403, 404, 410)})
+async def pause_history(token: TokenParam, request: Request,
+                        key: Annotated[ApiKey, Depends(permitted("pauses:read"))]) -> dict[str, Any]:
+    """Who was reminded and when, whom it escalated to, who took it, voted and answered, and
+    what came of it: the pause's records of the tenant's audit trail (``audit:read`` reads all
+    of them at ``/v1/audit``)."""
+    service = service_of(request)
+    service.check_tenant(token, key.tenant)
+    ticket = await service.host.continuation.ticket(token)  # 404 / 410 as for the ticket
+    with reachable():
+        trail = (await service.host.store()).audit
+        records = await trail.of_pause(key.tenant, ticket.jti, limit=1000)
+    return {"records": [record.to_dict() for record in records]}
+
+
 @router.get("/v1/audit", response_model=AuditPage, tags=["audit"], operation_id="read_audit",
             summary="Read the audit trail", responses={k: v for k, v in _REFUSED.items()
                                                        if k in (401, 403, 422)})
