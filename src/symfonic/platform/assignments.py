@@ -19,9 +19,14 @@ from typing import Protocol
 
 from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.kernel.people import Person
-from symfonic.platform.continuation.refusals import refuse, refuse_if_assigned, unknown
+from symfonic.platform.continuation.refusals import (
+    refuse,
+    refuse_if_assigned,
+    refuse_unless_answerer,
+    unknown,
+)
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
-from symfonic.platform.tickets import LedgerTicket, counted_ticket, policy_of
+from symfonic.platform.tickets import LedgerTicket, counted_ticket
 from symfonic.services.audit import Actor
 from symfonic.services.ledger import PauseLedger, PauseRecord
 from symfonic.stores.opening import Store
@@ -36,6 +41,7 @@ class Holding(Protocol):
     async def store(self) -> Store: ...
 
     def now(self) -> float: ...
+
 
 DEFAULT_TTL = timedelta(minutes=30)
 """How long an assignment holds unless given back: long enough to read a case, short enough that
@@ -84,14 +90,6 @@ class Assignments:
             return await counted_ticket(ledger, token, latest, now)
 
 
-def check_holder(record: PauseRecord, person: Person | None) -> None:
-    """Raises :class:`NotAnApprover` when ``person`` may not answer ``record`` (and so may not
-    hold it either)."""
-    refusal = policy_of(record).refusal(person, record.requester)
-    if refusal is not None:
-        raise NotAnApprover(refusal, record.jti)
-
-
 async def assign(ledger: PauseLedger, record: PauseRecord, *, by: Person | None,
                  to: Person | None, now: float, ttl: float,
                  credential: str | None) -> PauseRecord:
@@ -105,8 +103,8 @@ async def assign(ledger: PauseLedger, record: PauseRecord, *, by: Person | None,
     holder = to or by
     if by is None or holder is None:
         raise NotAnApprover("service_key", record.jti)
-    check_holder(record, by)
-    check_holder(record, holder)
+    refuse_unless_answerer(record, by)
+    refuse_unless_answerer(record, holder)
     if record.status_at(now) != "outstanding" or record.expires_at <= now:
         refuse(record, now, by.id)
     refuse_if_assigned(record, now, by.id)

@@ -15,7 +15,6 @@ the pause ``interrupted``, to be recovered like any other.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Protocol
 
@@ -23,14 +22,12 @@ from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.outcome import collect
 from symfonic.platform.continuation import PauseAlreadyResumed, RecoveryRefused
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
+from symfonic.platform.polling import POLL_SECONDS, repeatedly
 from symfonic.platform.tickets import claims_of
 from symfonic.services.ledger import SWEEP_BATCH
 from symfonic.stores.opening import Store
 
 logger = logging.getLogger("symfonic.expiry")
-POLL_SECONDS = 5.0
-"""How often a serving host looks for expired pauses that decide themselves: a decision is due
-at an expiry measured in minutes or hours, so seconds late is on time."""
 
 
 class Deciding(Protocol):
@@ -73,11 +70,5 @@ class ExpiryDecisions:
         return decided
 
     async def keep_deciding(self, every: float = POLL_SECONDS) -> None:
-        """Decide what is due every ``every`` seconds until cancelled; a failed round (the store
-        down, say) is logged and tried again at the next."""
-        while True:
-            try:
-                await self.decide_due()
-            except Exception:  # one round's failure must not end the loop
-                logger.warning("could not take the decisions of expired pauses", exc_info=True)
-            await asyncio.sleep(every)
+        """Decide what is due every ``every`` seconds until cancelled."""
+        await repeatedly(self.decide_due, "the decisions of expired pauses", every=every)

@@ -19,23 +19,19 @@ Announcements go through the outbox (the webhooks today), when the host announce
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import logging
 import uuid
 from typing import Any, Protocol
 
 from symfonic.capabilities.human.audience import AnswerPolicy
 from symfonic.capabilities.human.issuing import pause_notification
 from symfonic.platform.continuation.resuming import reachable
+from symfonic.platform.polling import POLL_SECONDS, repeatedly
 from symfonic.platform.tickets import policy_of
 from symfonic.services.audit import AuditEvent
 from symfonic.services.ledger import SWEEP_BATCH, PauseRecord, TimerFiring
 from symfonic.services.outbox import PAUSE_ESCALATED, PAUSE_REMINDED, Notification
 from symfonic.stores.opening import Store
-
-logger = logging.getLogger("symfonic.timers")
-POLL_SECONDS = 5.0
 
 
 class Following(Protocol):
@@ -68,11 +64,11 @@ class FollowUps:
     def _firing(self, record: PauseRecord, now: float) -> TimerFiring:
         step, *rest = record.timers
         policy = policy_of(record)
-        if step["kind"] == "escalate" and not policy.open:
-            policy = AnswerPolicy(audience=(*policy.audience, *step["to"]), quorum=policy.quorum,
-                                  requester_may_answer=policy.requester_may_answer)
         if step["kind"] == "escalate":
-            # A pause anyone of the tenant may answer stays so: naming some would narrow it.
+            if not policy.open:  # one anyone of the tenant may answer stays so: naming would narrow
+                policy = AnswerPolicy(audience=(*policy.audience, *step["to"]),
+                                      quorum=policy.quorum,
+                                      requester_may_answer=policy.requester_may_answer)
             event = AuditEvent(kind="escalated", at=now, detail={"to": step["to"]})
             topic = PAUSE_ESCALATED
         else:
@@ -93,12 +89,5 @@ class FollowUps:
                                      "audience": list(policy_of(after).audience)})
 
     async def keep_following_up(self, every: float = POLL_SECONDS) -> None:
-        """Take what is due every ``every`` seconds until cancelled; a failed round is logged
-        and tried again at the next."""
-        while True:
-            try:
-                await self.take_due()
-            except Exception:  # one round's failure must not end the loop
-                logger.warning("could not take the pauses' reminders and escalations",
-                               exc_info=True)
-            await asyncio.sleep(every)
+        """Take what is due every ``every`` seconds until cancelled."""
+        await repeatedly(self.take_due, "the pauses' reminders and escalations", every=every)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from symfonic.capabilities.human.audience import PauseAssigned
+from symfonic.capabilities.human.audience import NotAnApprover, PauseAssigned
 from symfonic.capabilities.human.tokens import PauseClaims
 from symfonic.kernel.messages import ToolCall
+from symfonic.kernel.people import Person
 from symfonic.kernel.scope import Scope
 from symfonic.platform.continuation import (
     MalformedPauseToken,
@@ -22,6 +23,7 @@ from symfonic.platform.continuation import (
     RecoveryRefused,
     UnknownPauseToken,
 )
+from symfonic.platform.tickets import policy_of
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.turn_state import TurnState
 
@@ -57,6 +59,14 @@ def refuse_unless_interrupted(record: PauseRecord, now: float) -> None:
         raise RecoveryRefused(f"pause {record.jti} is {status}, not interrupted", status=status)
     if status != "interrupted":
         refuse(record, now)
+
+
+def refuse_unless_answerer(record: PauseRecord, person: Person | None) -> None:
+    """Refuse ``person`` (None: a service) when the pause's stored policy does not let them
+    answer it, nor so hold it (:class:`NotAnApprover`, with the reason)."""
+    refusal = policy_of(record).refusal(person, record.requester)
+    if refusal is not None:
+        raise NotAnApprover(refusal, record.jti)
 
 
 def refuse_if_assigned(record: PauseRecord, now: float, person: str | None) -> None:

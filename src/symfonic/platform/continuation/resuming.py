@@ -24,7 +24,6 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from symfonic.agent import Agent, prepare_turn
-from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
 from symfonic.capabilities.human.tool_input import stored_spec
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
@@ -57,6 +56,7 @@ from symfonic.platform.continuation.refusals import (
     paused_call,
     refuse,
     refuse_if_assigned,
+    refuse_unless_answerer,
     refuse_unless_interrupted,
     scope_or_none,
     unknown,
@@ -245,7 +245,7 @@ class LedgerContinuation:
         with reachable():
             claims, _ = self._verified(token)
             record = await self._record(await self._store(), claims)
-            _check_answerer(record, person)
+            refuse_unless_answerer(record, person)
             refuse_if_assigned(record, self._clock(), None if person is None else person.id)
 
     async def _paused(self, token: str, *, expired_ok: bool = False) -> tuple[
@@ -276,7 +276,7 @@ class LedgerContinuation:
         if at_expiry:  # the system answers as the pause declared: nobody's audience applies
             answer = expiry_answer(record, self._clock())
         else:
-            _check_answerer(record, person)
+            refuse_unless_answerer(record, person)
             refuse_if_assigned(record, self._clock(), who)
         state, call = paused_call(claims, state, scope)
         tools = await agent.spec.listed_tools()
@@ -494,10 +494,3 @@ def expiry_answer(record: PauseRecord, now: float) -> Any:
     if record.expires_at > now:
         raise RecoveryRefused(f"pause {record.jti} has not expired yet", status=record.status)
     return record.on_expiry.get("answer")
-
-
-def _check_answerer(record: PauseRecord, person: Person | None) -> None:
-    """Raises :class:`NotAnApprover` when ``person`` (None: a service) may not answer ``record``."""
-    refusal = policy_of(record).refusal(person, record.requester)
-    if refusal is not None:
-        raise NotAnApprover(refusal, record.jti)

@@ -110,8 +110,7 @@ class PostgresLedger(PostgresPort):
         note = firing.notification
         parameters = sql.fire_parameters(firing.after, firing.due_at, now)
         if note is not None:
-            [(_, topic, _, payload, created_at, due)] = [
-                (r[0], r[1], r[2], r[3], r[4], r[5]) for r in sql.notification_rows((note,))]
+            _, topic, _, payload, created_at, due = sql.notification_rows((note,))[0]
             parameters = (*parameters, note.id, topic, payload, created_at, due)
         rows = await self._fetchall(FIRE[note is not None],
                                     (*parameters, *sql_audit.call_parameters(firing.event)),

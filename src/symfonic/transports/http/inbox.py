@@ -47,6 +47,7 @@ from symfonic.platform.continuation import (
 )
 from symfonic.platform.tickets import Answerer, LedgerTicket
 from symfonic.transports.http import forms, pages, pages_decisions
+from symfonic.transports.http.accounts.sign_ins import SignedInPerson
 from symfonic.transports.http.auth import ApiKey, Permission, answerer_of
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
 from symfonic.transports.http.service import Service, service_of
@@ -154,14 +155,20 @@ async def login(request: Request) -> Response:
         return html(pages.login("That key is not one this service knows."), 401)
     if not key.allows("pauses:read"):
         return html(pages.login("That key may not read pauses."), 403)
+    return await signed_in_at(service, request, form.get("next", ""), key.id)
+
+
+async def signed_in_at(service: Service, request: Request, target: str, key_id: str,
+                       person: SignedInPerson | None = None) -> RedirectResponse:
+    """Open the browser's session (for a key, or a person a provider vouched for) and send it to
+    ``target``, an inbox page. One session per browser: signing in again ends the last one."""
     previous = await service.sessions.find(request.cookies.get(COOKIE, ""))
-    if previous is not None:  # signing in again, maybe with another key: one session per browser
+    if previous is not None:
         await service.sessions.close(previous)
-    target = form.get("next", "")
     response = RedirectResponse(target if local(target) else "/inbox", status_code=303)
-    response.set_cookie(COOKIE, await service.sessions.open(key.id), max_age=int(service.sessions.lifetime),
-                        path="/inbox", httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https")
+    response.set_cookie(COOKIE, await service.sessions.open(key_id, person),
+                        max_age=int(service.sessions.lifetime), path="/inbox", httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
     return response
 
 

@@ -11,10 +11,9 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from symfonic.transports.http import pages
-from symfonic.transports.http.inbox import html, local
+from symfonic.transports.http.inbox import html, local, signed_in_at
 from symfonic.transports.http.oidc import PENDING_COOKIE, PENDING_SECONDS, OIDCError
 from symfonic.transports.http.service import Service, service_of
-from symfonic.transports.http.sessions import COOKIE
 
 router = APIRouter(tags=["inbox"])
 CALLBACK = "/inbox/oidc/callback"
@@ -55,13 +54,7 @@ async def oidc_callback(request: Request, code: str = "", state: str = "",
                                                      state, code, _callback(service, request))
     except OIDCError as refused:
         return _refused(str(refused))
-    previous = await service.sessions.find(request.cookies.get(COOKIE, ""))
-    if previous is not None:  # one session per browser, as with a key
-        await service.sessions.close(previous)
-    session = await service.sessions.open(f"oidc:{signed.person.id}", signed)
-    response = RedirectResponse(next_url if local(next_url) else "/inbox", status_code=303)
-    response.set_cookie(COOKIE, session, max_age=int(service.sessions.lifetime), path="/inbox",
-                        httponly=True, samesite="strict", secure=request.url.scheme == "https")
+    response = await signed_in_at(service, request, next_url, f"oidc:{signed.person.id}", signed)
     response.delete_cookie(PENDING_COOKIE, path="/inbox/oidc")
     return response
 

@@ -32,7 +32,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +81,7 @@ class OIDCProvider:
     """One configured provider: its metadata, its keys, and the two halves of a sign-in."""
 
     def __init__(self, config: OIDCConfig, *, http: httpx.AsyncClient | None = None,
-                 clock: Any = time.time) -> None:
+                 clock: Callable[[], float] = time.time) -> None:
         self.config = config
         self._http = http
         self._clock = clock
