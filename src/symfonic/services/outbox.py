@@ -18,6 +18,7 @@ An entry moves ``due -> (claimed) -> delivered``, or back to due with a later
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -114,6 +115,19 @@ class Outbox(Protocol):
     async def retry(self, id: str, now: float) -> bool:
         """Put a failed entry back: due at ``now`` with its attempts reset. False when ``id``
         names no failed entry."""
+        ...
+
+    async def add(self, notifications: Sequence[Notification]) -> int:
+        """Write ``notifications`` that are not in the outbox yet (by id); how many were new.
+
+        For a delivery that fans out into several (one email per person of a pause's audience):
+        the children's ids derive from their parent's, so a parent delivered twice writes them
+        once. Each is due from its ``created_at``."""
+        ...
+
+    async def with_prefix(self, prefix: str, limit: int = 100) -> list[OutboxEntry]:
+        """The entries whose id starts with ``prefix``, oldest first, whatever their state: a
+        pause's emails, to show who was reached and how each delivery stands."""
         ...
 
     async def prune(self, delivered_before: float, limit: int = 1000) -> int:

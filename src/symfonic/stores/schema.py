@@ -161,6 +161,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # A pause's page reads its own records; an audit append writes one more entry.
         "CREATE INDEX symfonic_audit_by_pause ON symfonic_audit (tenant, jti, seq)",
     ),
+    (
+        # The inbox links sent by email that were used: each signs in once.
+        """CREATE TABLE symfonic_inbox_links (
+            id TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL)""",
+        "CREATE INDEX symfonic_inbox_links_expiry ON symfonic_inbox_links (expires_at)",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -187,7 +193,9 @@ API key; NULL for a key's sign-in, as every sign-in was before. Version 16: the 
 gives itself once it expired unanswered (JSON ``{"answer": ...}``; NULL: it just expires), and
 the index the expiry decisions are found on. Version 17: the reminders and escalation still to
 come (JSON), and when the next is due, indexed for the timers' poll. Version 18: the audit
-trail indexed by pause, for a pause's own history.
+trail indexed by pause, for a pause's own history. Version 19: the inbox links an email carried
+that were used (:mod:`symfonic.transports.email.links`), kept until they expire so that each signs
+in once.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

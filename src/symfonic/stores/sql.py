@@ -147,6 +147,10 @@ OUTBOX_COLUMNS = ("id, topic, scope, payload, created_at, attempts, next_attempt
                   "delivered_at, failed_at")
 INSERT_NOTIFICATION = ("INSERT INTO symfonic_outbox (id, topic, scope, payload, created_at, "
                        "attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)")
+OUTBOX_ADD = INSERT_NOTIFICATION + " ON CONFLICT (id) DO NOTHING"
+"""A notification written after the fact it announces (a fan-out), once whatever the retries."""
+OUTBOX_WITH_PREFIX = (f"SELECT {OUTBOX_COLUMNS} FROM symfonic_outbox WHERE substr(id, 1, ?) = ? "
+                      "ORDER BY created_at, id LIMIT ?")
 PENDING = "delivered_at IS NULL AND failed_at IS NULL"
 _DUE = f"{PENDING} AND next_attempt_at <= ?"
 

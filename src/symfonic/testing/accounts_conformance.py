@@ -3,8 +3,9 @@ decisions a ledger lists (:meth:`PauseLedger.answered`).
 
 :class:`~symfonic.testing.conformance.StoreConformance` inherits it, so every adapter runs it
 unchanged. The behaviours: a sign-in is found by its digest until it expires or ends, ending it
-happens once, pruning forgets only expired ones; a claim keeps who answered, a released claim
-forgets it, and the recent decisions are the scope's answered pauses, the latest answer first.
+happens once, pruning forgets only expired ones, an emailed link is spent once; a claim keeps who
+answered, a released claim forgets it, and the recent decisions are the scope's answered pauses,
+the latest answer first.
 """
 
 from __future__ import annotations
@@ -54,6 +55,24 @@ class AccountsConformance:
         assert await accounts_of(store).sign_ins.prune_sign_ins(NOW) == 2
         assert await accounts_of(store).sign_ins.prune_sign_ins(NOW) == 0
         assert (await accounts_of(store).sign_ins.find_sign_in("live", NOW)) is not None
+
+    async def test_a_link_session_keeps_the_one_pause_it_may_see(self, store: Any) -> None:
+        ada = SignedInPerson(tenant="acme", issuer="email-link", pause="jti-1",
+                             permissions=frozenset({"pauses:read", "pauses:answer"}),
+                             person=Person(id="ada", email="ada@example.com"))
+        signed = dataclasses.replace(sign_in("l"), key_id="link:ada", person=ada)
+        await accounts_of(store).sign_ins.open_sign_in(signed)
+        found = await accounts_of(store).sign_ins.find_sign_in("l", NOW)
+        assert found == signed and found.person is not None and found.person.pause == "jti-1"
+
+    async def test_a_link_is_spent_once_and_forgotten_once_expired(self, store: Any) -> None:
+        sign_ins = accounts_of(store).sign_ins
+        assert await sign_ins.spend_link("link-1", NOW + 60) is True
+        assert await sign_ins.spend_link("link-1", NOW + 60) is False
+        assert await sign_ins.spend_link("link-2", NOW - 1) is True
+        await sign_ins.prune_sign_ins(NOW)
+        assert await sign_ins.spend_link("link-1", NOW + 60) is False  # still remembered
+        assert await sign_ins.spend_link("link-2", NOW + 60) is True  # expired, forgotten
 
     async def test_a_claim_keeps_who_answered_and_a_release_forgets_it(self, store: Any) -> None:
         issue = pause_issue()

@@ -3,8 +3,9 @@
 :class:`~symfonic.testing.conformance.StoreConformance` inherits it, so every adapter runs it
 unchanged. The behaviours: a notification commits with its pause or not at all, ``due`` hands
 out the oldest first and hides what it claimed for the lease, failed attempts come back at their
-retry time, delivered ones never, given-up ones are listed per tenant until retried, and
-concurrent claimers never get the same notification.
+retry time, delivered ones never, given-up ones are listed per tenant until retried,
+concurrent claimers never get the same notification, a fan-out's notifications are written once
+however often it is repeated, and entries are found by the prefix of their ids.
 """
 
 from __future__ import annotations
@@ -40,6 +41,22 @@ class OutboxConformance:
         assert entry.notification.payload["pause_id"] == issue.record.jti
         assert (entry.attempts, entry.next_attempt_at) == (1, NOW + DELIVERY_LEASE)
         assert (entry.last_error, entry.delivered_at, entry.failed_at) == (None, None, None)
+
+    async def test_a_fan_out_is_written_once_and_found_by_its_prefix(self, store: Any) -> None:
+        parent = pause_issue(notify=True).notifications[0]
+        children = [dataclasses.replace(parent, id=f"email:p1:{person}", topic="email",
+                                        created_at=NOW + 1) for person in ("ada", "bob")]
+        other = dataclasses.replace(parent, id="email:p10:ada", topic="email")
+        assert await store.outbox.add([*children, other]) == 3
+        assert await store.outbox.add(children) == 0  # a repeated fan-out adds nothing
+        assert ids(await store.outbox.with_prefix("email:p1:")) == ["email:p1:ada", "email:p1:bob"]
+        [claimed, _, _] = await store.outbox.due(NOW + 1)
+        assert claimed.notification == other
+        await store.outbox.delivered("email:p1:ada", NOW + 2)
+        ada, bob = await store.outbox.with_prefix("email:p1:")
+        assert (ada.delivered_at, bob.delivered_at) == (NOW + 2, None)
+        assert ada.notification == children[0] and ada.attempts == 1
+        assert await store.outbox.with_prefix("email:p2:") == []
 
     async def test_a_pause_without_notifications_writes_none(self, store: Any) -> None:
         await store.ledger.issue(pause_issue())

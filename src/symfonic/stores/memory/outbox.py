@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from symfonic.kernel.scope import Scope
-from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
+from symfonic.services.outbox import DELIVERY_LEASE, Notification, OutboxEntry
 from symfonic.stores.memory.database import MemoryPort
 
 
@@ -44,6 +44,17 @@ class MemoryOutbox(MemoryPort):
     async def retry(self, id: str, now: float) -> bool:
         return self._change_entry(id, lambda e: e.failed_at is not None, failed_at=None,
                                   attempts=0, next_attempt_at=now)
+
+    async def add(self, notifications: Sequence[Notification]) -> int:
+        new = [n for n in notifications if n.id not in self._db.outbox]
+        for n in new:
+            self._db.outbox[n.id] = OutboxEntry(notification=n, attempts=0,
+                                                next_attempt_at=n.created_at)
+        return len(new)
+
+    async def with_prefix(self, prefix: str, limit: int = 100) -> list[OutboxEntry]:
+        found = [e for id, e in self._db.outbox.items() if id.startswith(prefix)]
+        return sorted(found, key=lambda e: (e.notification.created_at, e.notification.id))[:limit]
 
     async def prune(self, delivered_before: float, limit: int = 1000) -> int:
         old = [e.notification.id for e in self._db.outbox.values()

@@ -35,7 +35,7 @@ _PAUSES = ("LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
            "INSERT_PAUSE", "GET_PAUSE", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT",
            "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "VOTES",
            "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
-           "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE")
+           "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE", "OUTBOX_ADD", "OUTBOX_WITH_PREFIX")
 S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES}
 """The statements of the ports, in psycopg's placeholder style."""
 

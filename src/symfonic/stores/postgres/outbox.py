@@ -3,8 +3,10 @@ hosts claiming at once take different rows instead of queueing for the same ones
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from symfonic.kernel.scope import Scope
-from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
+from symfonic.services.outbox import DELIVERY_LEASE, Notification, OutboxEntry
 from symfonic.stores import sql
 from symfonic.stores.postgres.database import PostgresPort, S
 
@@ -38,6 +40,16 @@ class PostgresOutbox(PostgresPort):
 
     async def retry(self, id: str, now: float) -> bool:
         return await self._rowcount(S["OUTBOX_RETRY"], (now, id)) == 1
+
+    async def add(self, notifications: Sequence[Notification]) -> int:
+        added = 0
+        for row in sql.notification_rows(notifications):
+            added += await self._rowcount(S["OUTBOX_ADD"], row)
+        return added
+
+    async def with_prefix(self, prefix: str, limit: int = 100) -> list[OutboxEntry]:
+        return sql.entries_of(await self._fetchall(S["OUTBOX_WITH_PREFIX"],
+                                                   (len(prefix), prefix, limit)))
 
     async def prune(self, delivered_before: float, limit: int = 1000) -> int:
         return await self._rowcount(S["OUTBOX_PRUNE"], (delivered_before, limit))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from symfonic.kernel.scope import Scope
-from symfonic.services.outbox import DELIVERY_LEASE, OutboxEntry
+from symfonic.services.outbox import DELIVERY_LEASE, Notification, OutboxEntry
 from symfonic.stores import sql
 from symfonic.stores.sqlite.database import SQLitePort
 
@@ -33,6 +35,14 @@ class SQLiteOutbox(SQLitePort):
 
     async def retry(self, id: str, now: float) -> bool:
         return await self._changed(sql.OUTBOX_RETRY, (now, id))
+
+    async def add(self, notifications: Sequence[Notification]) -> int:
+        rows = sql.notification_rows(notifications)
+        return int(await self._write(lambda c: c.executemany(sql.OUTBOX_ADD, rows).rowcount))
+
+    async def with_prefix(self, prefix: str, limit: int = 100) -> list[OutboxEntry]:
+        return sql.entries_of(await self._read(lambda c: c.execute(
+            sql.OUTBOX_WITH_PREFIX, (len(prefix), prefix, limit)).fetchall()))
 
     async def prune(self, delivered_before: float, limit: int = 1000) -> int:
         return int(await self._write(

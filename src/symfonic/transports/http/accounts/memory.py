@@ -43,6 +43,7 @@ class MemorySignIns:
 
     def __init__(self) -> None:
         self._sign_ins: dict[str, SignIn] = {}
+        self._spent: dict[str, float] = {}
 
     async def open_sign_in(self, sign_in: SignIn) -> None:
         self._sign_ins[sign_in.digest] = sign_in
@@ -58,4 +59,11 @@ class MemorySignIns:
         expired = [d for d, s in self._sign_ins.items() if s.expires_at <= now]
         for digest in expired:
             del self._sign_ins[digest]
+        self._spent = {id: until for id, until in self._spent.items() if until > now}
         return len(expired)
+
+    async def spend_link(self, id: str, expires_at: float) -> bool:
+        if id in self._spent:
+            return False
+        self._spent[id] = expires_at
+        return True

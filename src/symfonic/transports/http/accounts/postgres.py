@@ -9,7 +9,8 @@ from symfonic.transports.http.accounts.keys import KeyRecord
 from symfonic.transports.http.accounts.sign_ins import SignIn
 
 _STATEMENTS = ("INSERT_KEY", "GET_KEY", "ALL_KEYS", "TENANT_KEYS", "REVOKE_KEY", "KEYS_VERSION",
-               "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS")
+               "INSERT_SIGN_IN", "FIND_SIGN_IN", "END_SIGN_IN", "PRUNE_SIGN_INS",
+               "SPEND_LINK", "PRUNE_LINKS")
 S = {name: store_sql.to_format_style(getattr(sql_accounts, name)) for name in _STATEMENTS}
 
 
@@ -49,4 +50,10 @@ class PostgresSignIns(PostgresPort):
         return await self._rowcount(S["END_SIGN_IN"], (digest,)) == 1
 
     async def prune_sign_ins(self, now: float) -> int:
+        await self._rowcount(S["PRUNE_LINKS"], (now,))
         return await self._rowcount(S["PRUNE_SIGN_INS"], (now,))
+
+    async def spend_link(self, id: str, expires_at: float) -> bool:
+        """Not tried again on a lost connection: a spend that committed unseen would then read
+        as spent by somebody else (the person follows their link again, and is told why)."""
+        return bool(await self._fetchall(S["SPEND_LINK"], (id, expires_at), idempotent=False))

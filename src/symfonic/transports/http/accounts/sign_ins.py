@@ -25,22 +25,26 @@ __all__ = ["SignIn", "SignInStore", "SignedInPerson"]
 @dataclass(frozen=True, kw_only=True)
 class SignedInPerson:
     """Who a session acts as when no API key stands behind it: a person an OpenID provider
-    vouched for at sign-in (:mod:`symfonic.transports.http.oidc`), in the tenant and with the
-    permissions the deployment gives such people. Kept with the session, as the provider said it
-    then: a change of groups applies from the next sign-in.
+    vouched for at sign-in (:mod:`symfonic.transports.http.oidc`), or one who followed a link
+    emailed to them, in the tenant and with the permissions the deployment gives such people.
+    Kept with the session, as it was then: a change of groups applies from the next sign-in.
 
     Attributes:
-        issuer: The provider that vouched for them.
+        issuer: Who vouched for them: the provider, or ``email-link``.
+        pause: The one pause the session may see and act on (a link's session); None for all of
+            its tenant's.
     """
 
     tenant: str
     person: Person
     permissions: frozenset[str]
     issuer: str
+    pause: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"tenant": self.tenant, "person": self.person.to_dict(),
-                "permissions": sorted(self.permissions), "issuer": self.issuer}
+                "permissions": sorted(self.permissions), "issuer": self.issuer,
+                **({"pause": self.pause} if self.pause is not None else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SignedInPerson:
@@ -49,7 +53,8 @@ class SignedInPerson:
         """
         try:
             return cls(tenant=str(data["tenant"]), person=Person.from_dict(data["person"]),
-                       permissions=frozenset(data["permissions"]), issuer=str(data["issuer"]))
+                       permissions=frozenset(data["permissions"]), issuer=str(data["issuer"]),
+                       pause=None if data.get("pause") is None else str(data["pause"]))
         except (KeyError, TypeError) as wrong:
             raise ValueError(f"not a signed-in person: {wrong}") from wrong
 
@@ -88,5 +93,11 @@ class SignInStore(Protocol):
         ...
 
     async def prune_sign_ins(self, now: float) -> int:
-        """Forget the sign-ins expired by ``now``; how many."""
+        """Forget the sign-ins (and the spent links) expired by ``now``; how many sign-ins."""
+        ...
+
+    async def spend_link(self, id: str, expires_at: float) -> bool:
+        """Use up the emailed sign-in link ``id`` (:mod:`symfonic.transports.email.links`): True
+        the first time, False ever after, from any server. It is remembered until
+        ``expires_at``, when the link itself stops being accepted."""
         ...

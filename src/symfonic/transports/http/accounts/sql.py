@@ -67,6 +67,9 @@ INSERT_SIGN_IN = f"INSERT INTO symfonic_sign_ins ({SIGN_IN_COLUMNS}) VALUES (?, 
 FIND_SIGN_IN = f"SELECT {SIGN_IN_COLUMNS} FROM symfonic_sign_ins WHERE digest = ? AND expires_at > ?"
 END_SIGN_IN = "DELETE FROM symfonic_sign_ins WHERE digest = ?"
 PRUNE_SIGN_INS = "DELETE FROM symfonic_sign_ins WHERE expires_at <= ?"
+SPEND_LINK = ("INSERT INTO symfonic_inbox_links (id, expires_at) VALUES (?, ?) "
+              "ON CONFLICT (id) DO NOTHING RETURNING id")
+PRUNE_LINKS = "DELETE FROM symfonic_inbox_links WHERE expires_at <= ?"
 
 
 def sign_in_row(sign_in: SignIn) -> tuple[Any, ...]:

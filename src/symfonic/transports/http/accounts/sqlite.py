@@ -3,6 +3,8 @@ ports)."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from symfonic.stores.sqlite.database import SQLitePort
 from symfonic.transports.http.accounts import sql as sql_accounts
 from symfonic.transports.http.accounts.keys import KeyRecord
@@ -46,4 +48,12 @@ class SQLiteSignIns(SQLitePort):
         return await self._changed(sql_accounts.END_SIGN_IN, (digest,))
 
     async def prune_sign_ins(self, now: float) -> int:
-        return int(await self._write(lambda c: c.execute(sql_accounts.PRUNE_SIGN_INS, (now,)).rowcount))
+        def prune(c: sqlite3.Connection) -> int:
+            c.execute(sql_accounts.PRUNE_LINKS, (now,))
+            return int(c.execute(sql_accounts.PRUNE_SIGN_INS, (now,)).rowcount)
+
+        return await self._write(prune)
+
+    async def spend_link(self, id: str, expires_at: float) -> bool:
+        return await self._write(
+            lambda c: c.execute(sql_accounts.SPEND_LINK, (id, expires_at)).fetchone() is not None)
