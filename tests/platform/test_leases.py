@@ -20,6 +20,7 @@ import pytest
 
 from symfonic import ClaimLost, Host, PauseAlreadyResumed, RecoveryRefused, RunOutcome, Scope
 from symfonic.platform.continuation.recovery import INTERRUPTED
+from symfonic.testing import ManualClock
 from tests.platform.lease_agents import SECRET, STARTED, ran, spec
 
 ACME = Scope(tenant="acme")
@@ -126,6 +127,21 @@ async def test_cancelled_mid_tool_it_is_interrupted_and_recovers_without_running
     assert await status(host, jti) == "completed"
     with pytest.raises(PauseAlreadyResumed):
         await host.recover(token)
+
+
+async def test_an_interrupted_pause_recovers_after_its_token_expired(
+        sqlite_url: str, calls: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pause was claimed in time: its expiry (a decision taken at it, or a claim that
+    outlived it) does not strand the turn its claim started."""
+    clock = ManualClock(time.time())
+    async with Host.open(sqlite_url, agents=[spec()], secret=SECRET, clock=clock) as host:
+        token, jti = await cancelled_mid_charge(host, monkeypatch)
+        assert await status(host, jti) == "interrupted"
+        clock.advance(60 * 86400)  # far past the pause's expiry
+        monkeypatch.delenv("SYMFONIC_TEST_HANG")
+        recovered = await host.recover(token)
+        assert recovered.status == "completed" and len(ran()) == 1
+        assert await status(host, jti) == "completed"
 
 
 async def test_a_recovery_closed_unread_leaves_the_pause_interrupted(

@@ -13,9 +13,10 @@ import contextlib
 import os
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
-from symfonic import AgentSpec, Host, HumanInteraction, ModelReply, Scope, ToolCall, tool
+from symfonic import AgentSpec, Approval, Host, HumanInteraction, ModelReply, Scope, ToolCall, tool
 from symfonic.kernel.events import RunEvent
 from symfonic.kernel.messages import Message
 from symfonic.kernel.tool_contract import ToolSchema
@@ -81,6 +82,12 @@ def policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelRep
 support = AgentSpec(name="support", model=FunctionModel(policy),
                     tools=[lookup_order, issue_refund],
                     capabilities=[HumanInteraction(approvals=["issue_refund"])])
+deciding = AgentSpec(name="support", model=FunctionModel(policy),
+                     tools=[lookup_order, issue_refund],
+                     capabilities=[HumanInteraction(approvals=[Approval(
+                         "issue_refund", ttl=timedelta(minutes=5),
+                         on_expiry={"approved": False, "reason": "no answer in time"})])])
+"""The support agent whose refunds are refused by the policy when nobody answers in time."""
 
 
 async def slow_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:

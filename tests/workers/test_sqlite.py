@@ -8,6 +8,7 @@ import pytest
 
 from symfonic import Host, Scope
 from symfonic.kernel.events import Completed, Paused
+from symfonic.testing import ManualClock
 from symfonic.workers import WorkerOptions
 from tests.workers import agents
 from tests.workers.agents import lines
@@ -59,3 +60,24 @@ async def test_a_second_background_answer_is_refused(logs: Path) -> None:
         assert (await first.result()).status == "completed"
         assert lines("tools").count("refund 42") == 1
         _ = Paused
+
+
+async def test_an_expiry_decision_goes_on_as_a_background_run_once(logs: Path) -> None:
+    clock = ManualClock()
+    async with Host.open(f"sqlite:///{logs}/desk.db", agents=[agents.deciding], clock=clock,
+                         secret="a-long-random-secret-0123", workers=2) as host:
+        outcome = await host.agent("support", Scope(tenant="acme")).run(
+            "refund order 42", session_id="s1")
+        assert outcome.interrupt is not None
+        clock.advance(5 * 60 + 1)
+        assert await host.expiry.decide_due() == 1
+        assert await host.expiry.decide_due() == 0  # queued once, however often it is looked for
+        jti = host.continuation.verify(outcome.interrupt.token, expired_ok=True).jti
+        run = await host.workers.run(f"resume_{jti}", Scope(tenant="acme"))
+        assert run is not None
+        done = await run.result()
+        assert done.status == "completed", done
+        [ticket] = await host.answered(Scope(tenant="acme"))
+        assert (ticket.status, ticket.answered_by) == ("completed", "system:on_expiry")
+        assert lines("tools") == ["lookup 42"]  # the refund was refused by the policy
+

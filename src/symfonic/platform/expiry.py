@@ -11,6 +11,10 @@ person's answer is claimed only on the near side. So a late answer and the decis
 win, the loser is refused by name (``PauseAlreadyResumed``, or ``PauseExpired`` for an answer
 that came too late), and the rest of the turn runs at most once. A host that dies mid-turn leaves
 the pause ``interrupted``, to be recovered like any other.
+
+On a host with workers (``Host.open(..., workers=...)``) the decided turn is queued as a
+background run (``host.workers.decide_on_expiry``), whose id is the one a background resume of the
+pause would have: a worker runs it, and one that dies in it is replayed by another.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Protocol
 
 from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.outcome import collect
+from symfonic.platform.background import BackgroundRuns, WorkerOptions
 from symfonic.platform.continuation import PauseAlreadyResumed, RecoveryRefused
 from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
 from symfonic.platform.polling import POLL_SECONDS, repeatedly
@@ -39,6 +44,12 @@ class Deciding(Protocol):
     @property
     def keys(self) -> TokenKeys: ...
 
+    @property
+    def worker_options(self) -> WorkerOptions | None: ...
+
+    @property
+    def workers(self) -> BackgroundRuns: ...
+
     async def store(self) -> Store: ...
 
     def now(self) -> float: ...
@@ -51,8 +62,9 @@ class ExpiryDecisions:
         self._host = host
 
     async def decide_due(self, *, limit: int = SWEEP_BATCH) -> int:
-        """Continue every pause due now (at most ``limit``) with its declared answer; how many
-        this host decided (one another host or a person took meanwhile is not counted)."""
+        """Continue every pause due now (at most ``limit``) with its declared answer, here or, on
+        a host with workers, queued for them; how many this host decided or queued (one another
+        host or a person took meanwhile is not counted)."""
         with reachable():
             due = await (await self._host.store()).ledger.due_on_expiry(self._host.now(),
                                                                         limit=limit)
@@ -60,12 +72,17 @@ class ExpiryDecisions:
         for record in due:
             token = self._host.keys.encode(claims_of(record))
             try:
-                outcome = await collect(
-                    await self._host.continuation.decide_on_expiry_stream(token))
+                if self._host.worker_options is not None:
+                    run = await self._host.workers.decide_on_expiry(token)
+                    logger.info("pause %s expired unanswered: its declared answer goes on as "
+                                "background run %s", record.jti, run.id)
+                else:
+                    outcome = await collect(
+                        await self._host.continuation.decide_on_expiry_stream(token))
+                    logger.info("pause %s expired unanswered and went on with its declared "
+                                "answer: %s", record.jti, outcome.status)
             except (PauseAlreadyResumed, RecoveryRefused):
-                continue  # taken by another host, or answered just in time
-            logger.info("pause %s expired unanswered and went on with its declared answer: %s",
-                        record.jti, outcome.status)
+                continue  # taken by another host, queued already, or answered just in time
             decided += 1
         return decided
 

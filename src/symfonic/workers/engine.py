@@ -293,6 +293,15 @@ async def resume_segment(token: str, answer: Any, answered_by: str | None,
 async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None,
                   person: Person | None) -> RunOutcome:
     host = _host()
+    return await _continued(host, run_id, token, lambda: host.continuation.resume_run_stream(
+        token, answer, answered_by=answered_by, run_id=run_id, person=person))
+
+
+async def _continued(host: Host, run_id: str, token: str,
+                     start: Callable[[], Awaitable[ResumeStream]]) -> RunOutcome:
+    """A segment that claims the pause ``token`` with ``start`` (an answer, the expiry's
+    decision) and runs the rest of its turn; a replay returns what its first attempt stored, or
+    takes the pause over once that attempt's lease lapsed (see :func:`resume_segment`)."""
     first: list[bool] = []
 
     async def claiming() -> bool:
@@ -302,19 +311,32 @@ async def _resume(run_id: str, token: str, answer: Any, answered_by: str | None,
     await DBOS.run_step_async({"name": "symfonic.claiming"}, claiming)
     try:
         if first:
-            stream = await host.continuation.resume_run_stream(
-                token, answer, answered_by=answered_by, run_id=run_id, person=person)
+            stream = await start()
         else:
-            stored = await replayed.stored_resume(host, host.continuation.verify(token).jti,
-                                                  run_id)
+            stored = await replayed.stored_resume(host, host.continuation.verify(
+                token, expired_ok=True).jti, run_id)
             if stored is not None:
                 return stored
             stream = await _taken_over(host, lambda: host.continuation.takeover_stream(
-                token, run_id=run_id), lambda: host.continuation.resume_run_stream(
-                token, answer, answered_by=answered_by, run_id=run_id, person=person))
+                token, run_id=run_id), start)
         return await _published(stream)
     except SymfonicError as refused:
         return await _refused(refused, run_id, "")
+
+
+@DBOS.workflow(name="symfonic.decide")
+async def decide_segment(token: str) -> RunOutcome:
+    """The pause ``token`` expired unanswered and goes on with the answer it declared for that
+    (``on_expiry``), as a background run: claimed at most once, and replayed like a resume."""
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    _RUNNING.add(run_id)
+    try:
+        host = _host()
+        return await _continued(host, run_id, token, lambda: host.continuation.
+                                decide_on_expiry_stream(token, run_id=run_id))
+    finally:
+        _ended(run_id)
 
 
 async def _taken_over(host: Host, takeover: Callable[[], Awaitable[ClaimedStream]],

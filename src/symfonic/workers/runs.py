@@ -140,6 +140,23 @@ class Workers:
         return await _continuing(f"resume_{ticket.jti}", ticket, engine.resume_segment, token,
                                  answer, answered_by, None if person is None else person.to_dict())
 
+    async def decide_on_expiry(self, token: str) -> RunHandle:
+        """Queue the answer a pause declared for its expiry (``on_expiry``): its turn continues
+        on a worker, at most once, as the system (``host.expiry`` calls this on a host with
+        workers). The run's id is the one a background resume of the pause would have, so the
+        two never both queue; the claim itself refuses whichever side of the expiry lost.
+
+        Raises:
+            PauseAlreadyResumed: a background continuation of the pause was queued already.
+            UnknownPauseToken: by subclass, for a token that is not this host's (an expired one
+                is expected).
+        """
+        claims = self._host.continuation.verify(token, expired_ok=True)
+        scope = Scope.from_claim(claims.scope)
+        return await _continuing(f"resume_{claims.jti}", _Paused(
+            jti=claims.jti, agent=claims.pin.partition("@")[0], scope=scope),
+            engine.decide_segment, token)
+
     async def recover(self, token: str) -> RunHandle:
         """Queue the recovery of an interrupted pause (``host.recover``); its turn continues on a
         worker, once, from its last durable point, and a worker that dies in it is replayed
@@ -207,7 +224,18 @@ class RunHandle:
         return True
 
 
-async def _continuing(run_id: str, ticket: LedgerTicket, segment: Segment, *args: Any) -> RunHandle:
+@dataclass(frozen=True, kw_only=True)
+class _Paused:
+    """What queueing a continuation needs of its pause (a ticket has it, and so do the claims
+    of an expired token, which no ticket is read for)."""
+
+    jti: str
+    agent: str
+    scope: Scope
+
+
+async def _continuing(run_id: str, ticket: LedgerTicket | _Paused, segment: Segment,
+                      *args: Any) -> RunHandle:
     """Queue the segment ``run_id`` that continues the pause ``ticket`` names (a resume, a
     recovery), unless one was submitted already: its id derives from the pause, and a second
     submission would only name the first again."""

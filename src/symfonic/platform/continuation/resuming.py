@@ -363,7 +363,8 @@ class LedgerContinuation:
             ContinuationUnavailable: the store could not be reached in time.
         """
         with reachable():
-            claims, scope, _, _, record, state = await self._paused(token)
+            # Past its expiry is fine: an interrupted pause was claimed in time (or decided at it).
+            claims, scope, _, _, record, state = await self._paused(token, expired_ok=True)
             refuse_unless_interrupted(record, self._clock())
             paused_call(claims, state, scope)
             return ticket_of(token, record, self._clock())
@@ -394,7 +395,9 @@ class LedgerContinuation:
                          recovered_from: int | None) -> ClaimedStream:
         """An interrupted pause's turn, reclaimed: recovered from the stored transcript (its first
         ``recovered_from`` messages when given), or, replaying a resume, from the pause itself."""
-        claims, scope, agent, store, record, state = await self._paused(token)
+        # Past its expiry is fine: only an interrupted pause (claimed in time, or decided at its
+        # expiry) is reclaimed.
+        claims, scope, agent, store, record, state = await self._paused(token, expired_ok=True)
         now = self._clock()
         refuse_unless_interrupted(record, now)
         state, call = paused_call(claims, state, scope)
