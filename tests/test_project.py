@@ -25,7 +25,7 @@ def test_every_public_name_is_exported() -> None:
 def test_importing_symfonic_loads_no_optional_dependency() -> None:
     optional = ["psycopg", "psycopg_pool", "fastapi", "starlette", "uvicorn", "httpx", "openai",
                 "anthropic", "a2a", "typer", "rich", "langgraph", "opentelemetry", "dbos", "mcp",
-                "mcp_types", "jsonschema"]
+                "mcp_types", "jsonschema", "aiosmtplib", "aiosmtpd"]
     probe = ("import sys, symfonic, symfonic.platform.host, symfonic.stores.sqlite;"
              f"print(sorted(m for m in {optional!r} if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -63,6 +63,7 @@ outside it.
     ├── OutboundRefused(ValueError)           (HTTP) a webhook or push URL may not be reached
     ├── SurfaceUnavailable(ImportError)       (HTTP) a protocol asked to be served lacks its extra
     ├── OIDCError(PermissionError)            (oidc) a single sign-on refused, and why
+    ├── LinkRefused(PermissionError)          (email) an emailed inbox link signs nobody in
     ├── MCPToolError                          (mcp) an MCP tool failed; the model reads why
     ├── MCPConnectionError                    (mcp) an MCP server could not be reached
     └── TelemetryExtraMissing(ImportError)    (serve) OTEL_* asks for an export; no [otel] extra

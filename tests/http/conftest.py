@@ -23,6 +23,7 @@ import pytest
 from symfonic import AgentSpec, Host
 from symfonic.examples.support import support_agent
 from symfonic.testing import ManualClock
+from symfonic.transports.email import EmailConfig
 from symfonic.transports.http import ApiKeys, WebhookConfig, create_app
 from symfonic.transports.http.oidc_config import OIDCConfig
 from tests.support.agents import SECRET
@@ -33,7 +34,7 @@ from tests.support.servers import LiveServer, Served, ServerFactory, loopback_so
 @pytest.fixture
 def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[ServerFactory]:
     """Start servers: ``start_server(agents=..., webhooks=..., database=..., workers=...,
-    oidc=...)``; all
+    oidc=..., email=...)``; all
     stop after. With ``workers`` (at most one such server at a time: DBOS is one per process), the
     host runs background turns, and DBOS delivers the webhooks."""
     running: list[Served] = []
@@ -41,7 +42,7 @@ def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[
     def start(*, agents: Sequence[AgentSpec] | None = None, webhooks: WebhookConfig | None = None,
               database: Path | None = None, max_body: int = 64 * 1024,
               workers: int | None = None, mounts: Sequence[str] | None = None,
-              oidc: OIDCConfig | None = None) -> LiveServer:
+              oidc: OIDCConfig | None = None, email: EmailConfig | None = None) -> LiveServer:
         sock = loopback_socket()
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         host = Host.open(f"sqlite:///{database or tmp_path / 'symfonic.db'}",
@@ -51,7 +52,7 @@ def start_server(tmp_path: Path, clock: ManualClock, refunds: Path) -> Iterator[
         secrets = {"acme": keys.issue("acme"), "globex": keys.issue("globex"),
                    "acme-reader": keys.issue("acme", permissions=["pauses:read"])}
         app = create_app(host, keys, webhooks, public_url=url, max_body=max_body, grace=5,
-                         mounts=mounts, oidc=oidc)
+                         mounts=mounts, oidc=oidc, email=email)
         served = Served(app, sock)
         running.append(served)
         return LiveServer(served=served, host=host, keys=keys, clock=clock, secrets=secrets)

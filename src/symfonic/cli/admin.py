@@ -153,8 +153,8 @@ def webhooks_failed(
     limit: Annotated[int, typer.Option(help="At most this many, oldest failure first.", min=1)] = 100,
     app_target: AppOption = None, url: UrlOption = None,
 ) -> None:
-    """Webhook deliveries given up after their last attempt; 'symfonic webhooks retry ID' sends one
-    again."""
+    """Deliveries given up after their last attempt (webhooks, A2A pushes, emails); 'symfonic
+    webhooks retry ID' sends one again."""
     scope = None if tenant is None else scope_of(tenant)
 
     async def work(host: Host) -> list[Any]:
@@ -166,9 +166,12 @@ def webhooks_failed(
                       markup=False)
     for entry in entries:
         note = entry.notification
+        person = note.payload.get("person")  # an email's recipient
+        to = f"  to={escape(str(person.get('email')))}" if isinstance(person, dict) else ""
         console.print(f"[bold]{escape(note.id)}[/]  tenant={escape(note.scope.tenant)}  "
-                      f"event={escape(note.topic)}  pause={escape(str(note.payload.get('pause_id')))}  "
-                      f"attempts={entry.attempts}  failed={moment(entry.failed_at)}", highlight=False)
+                      f"event={escape(note.topic)}  pause={escape(str(note.payload.get('pause_id')))}"
+                      f"{to}  attempts={entry.attempts}  failed={moment(entry.failed_at)}",
+                      highlight=False)
         console.print(f"  last error: {entry.last_error}", highlight=False, markup=False)
 
 

@@ -111,6 +111,7 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
 
     Needs the http extra: pip install 'symfonic-runtime[http]'."""
     try:
+        from symfonic.transports.email import EmailConfig
         from symfonic.transports.http.connections import connection_limits
         from symfonic.transports.http.mounts import chosen_mounts
         from symfonic.transports.http.oidc_config import OIDCConfig
@@ -133,11 +134,15 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     try:
         webhook_config()
         OIDCConfig.from_env()
+        if EmailConfig.from_env() is not None:
+            import symfonic.transports.email.smtp  # noqa: F401 - refuse a missing extra now
         grace = shutdown_grace() if grace is None else grace
         limits = connection_limits({"head_timeout": head_timeout, "body_timeout": body_timeout,
                                     "max_connections": max_connections, "keep_alive": keep_alive})
     except ValueError as wrong:
         fail(Exit.CONFIGURATION, str(wrong))
+    except ImportError as missing:
+        fail(Exit.CONFIGURATION, str(missing))
     telemetry = telemetry_from_environment(install=not reload)
     if reload:
         _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers,

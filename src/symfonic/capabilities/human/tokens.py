@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -91,6 +92,14 @@ class TokenKeys:
                 raise ValueError("a token secret needs at least 16 characters")
         self.signing_kid = key_id(signing)
         self._keys: Mapping[str, bytes] = {key_id(s): _hmac_key(s) for s in secrets}
+
+    def derived(self, purpose: str) -> tuple[str, Mapping[str, bytes]]:
+        """Keys for a signature other than a pause token's (an emailed sign-in link): the
+        signing key's id, and every key by id, each derived from its secret for ``purpose``. A
+        signature made for one purpose then never verifies as another's, and rotating the token
+        secret rotates these too."""
+        return self.signing_kid, {kid: hmac.new(key, purpose.encode(), hashlib.sha256).digest()
+                                  for kid, key in self._keys.items()}
 
     def encode(self, claims: PauseClaims) -> str:
         # A shallow copy: dataclasses.asdict deep-copies, at a tenth of a pause's own CPU time.

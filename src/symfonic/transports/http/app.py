@@ -11,6 +11,7 @@ and the runs of requests still in flight are covered by it too.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -21,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from symfonic.platform.host import Host
 from symfonic.services.outbox import ANNOUNCED, Notification
+from symfonic.transports.email import EmailConfig
 from symfonic.transports.http import (
     api,
     docs_ui,
@@ -29,6 +31,7 @@ from symfonic.transports.http import (
     inbox_events,
     inbox_reviews,
     pages,
+    reached,
     reviews,
     runs,
 )
@@ -55,7 +58,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
                public_url: str | None = None, max_body: int = DEFAULT_MAX_BODY,
                manage_host: bool = True, grace: float = 30.0,
                mounts: Iterable[str] | None = None,
-               oidc: OIDCConfig | None = None) -> FastAPI:
+               oidc: OIDCConfig | None = None, email: EmailConfig | None = None) -> FastAPI:
     """The service over ``host``, for the tenants ``api_keys`` map to.
 
     Args:
@@ -82,6 +85,11 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         oidc: The identity provider the inbox signs people in with (needs
             ``symfonic-runtime[oidc]``; :meth:`OIDCConfig.from_env` reads ``SYMFONIC_OIDC_*``).
             None: API keys only.
+        email: The SMTP server a pause's people are mailed through (needs
+            ``symfonic-runtime[email]``; :meth:`EmailConfig.from_env` reads ``SYMFONIC_SMTP_*``):
+            turns the host's ``notifications`` on, and the outbox's sender then fans each
+            announcement out into one message per person (:mod:`symfonic.transports.email`).
+            Links in the messages start with ``public_url``, which should then be set.
 
     Raises:
         ValueError: ``mounts`` names something that is no surface.
@@ -94,13 +102,21 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         from symfonic.transports.http.oidc import OIDCProvider
 
         service.oidc = OIDCProvider(oidc)
+    if email is not None and webhooks is None:  # the outbox's sender, with no URL to sign for
+        webhooks = WebhookConfig(urls=(), secret=secrets.token_hex(32))
     poster = HttpxPoster(webhooks.outbound) if webhooks is not None else None
     if webhooks is not None and poster is not None:
-        if webhooks.urls:
+        if webhooks.urls or email is not None:
             host.enable_notifications()
         service.webhooks = _sender_class(host)(webhooks, outbox=host.outbox, post=poster,
                                                document=_announcement(service), clock=host.now)
         host.on_pause(service.webhooks.wake)  # an A2A task's pause may be announced too
+        if email is not None:
+            from symfonic.transports.email.channel import EmailChannel
+
+            service.email = EmailChannel(email, host=host, people=api_keys.people,
+                                         base_url=lambda: service.public_url or "")
+            service.email.install(service.webhooks.deliverer)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -156,6 +172,7 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
     app.add_middleware(BodyLimit, max_bytes=max_body)
     app.include_router(api.router)
     app.include_router(reviews.router)
+    app.include_router(reached.router)
     app.include_router(runs.router)
     app.include_router(inbox.router)
     app.include_router(inbox_reviews.router)
@@ -164,6 +181,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
 
         app.include_router(inbox_oidc.router)
     app.include_router(inbox_events.router)
+    if email is not None:
+        from symfonic.transports.http import inbox_links
+
+        app.include_router(inbox_links.router)
     docs_ui.install(app)
     app.mount(pages.STATIC, StaticFiles(packages=[("symfonic.transports.http", "static")]),
               name="inbox-static")

@@ -271,11 +271,16 @@ class ApiKeys:
         """The person ``person_id`` as a live key of ``tenant`` describes them (their groups
         included); None when no such key is known here. How a pause is given to someone else:
         the server knows them from their key, never from what the caller says of them."""
+        return next((p for p in self.people(tenant) if p.id == person_id), None)
+
+    def people(self, tenant: str) -> list[Person]:
+        """Every person a live key of ``tenant`` acts as, once each (the first key's description
+        of them): who an audience's groups resolve to when the pause is emailed."""
+        found: dict[str, Person] = {}
         for record in self._keys.values():
-            if record.tenant == tenant and record.revoked_at is None and \
-                    record.person is not None and record.person.id == person_id:
-                return record.person
-        return None
+            if record.tenant == tenant and record.revoked_at is None and record.person is not None:
+                found.setdefault(record.person.id, record.person)
+        return list(found.values())
 
     def label_of(self, key_id: str, tenant: str) -> str | None:
         """How a person reads ``key_id`` (see :func:`readable_label`), revoked keys included: a

@@ -48,10 +48,18 @@ from symfonic.platform.continuation import (
 from symfonic.platform.tickets import Answerer, LedgerTicket
 from symfonic.transports.http import forms, pages, pages_decisions
 from symfonic.transports.http.accounts.sign_ins import SignedInPerson
-from symfonic.transports.http.auth import ApiKey, Permission, answerer_of
+from symfonic.transports.http.auth import ApiKey, answerer_of
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
+from symfonic.transports.http.inbox_access import (
+    linked_pause,
+    read_form,
+    session_of,
+    signed_in_form,
+    stale_form,
+)
+from symfonic.transports.http.reached import reached
 from symfonic.transports.http.service import Service, service_of
-from symfonic.transports.http.sessions import COOKIE, Session, cross_site
+from symfonic.transports.http.sessions import COOKIE, cross_site
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
@@ -100,6 +108,9 @@ async def inbox(request: Request, after: str | None = None,
     person may answer now, those they took for review (``view=assigned``), or (``view=all``) all
     of them."""
     service = service_of(request)
+    linked = await linked_pause(service, request)
+    if linked is not None:  # a link's session has one page
+        return RedirectResponse(f"/inbox/pauses/{linked}", status_code=303)
     signed_in = await session_of(service, request)
     if signed_in is None:
         return html(pages.login(oidc=service.oidc is not None))
@@ -149,7 +160,7 @@ async def login(request: Request) -> Response:
     if foreign is not None:
         return html(pages.problem(403, "forbidden", f"Sign in from this service's own page: "
                                                     f"{foreign}."), 403)
-    form = await _form(request)
+    form = await read_form(request)
     key = service.keys.authenticate(form.get("key", "").strip())
     if key is None:
         return html(pages.login("That key is not one this service knows."), 401)
@@ -186,9 +197,9 @@ async def logout(request: Request) -> Response:
     signed_in = await session_of(service, request)
     if signed_in is not None:
         session, _ = signed_in
-        form = await _form(request)
+        form = await read_form(request)
         if not hmac.compare_digest(form.get("csrf", ""), session.csrf):
-            return problem_page(_stale_form())
+            return problem_page(stale_form())
         await service.sessions.close(session)
     response = RedirectResponse("/inbox", status_code=303)
     response.delete_cookie(COOKIE, path="/inbox", httponly=True, samesite="strict",
@@ -214,7 +225,8 @@ async def pause_page(token: TokenParam, request: Request) -> Response:
     trail = (await service.host.store()).audit
     return html(pages.pause(await view_of(service, ticket), tenant=key.tenant,
                             csrf=session.csrf, me=me(key),
-                            history=await trail.of_pause(key.tenant, ticket.jti)))
+                            history=await trail.of_pause(key.tenant, ticket.jti),
+                            reached=await reached(service, key.scope, ticket.jti)))
 
 
 @router.post("/inbox/pauses/{token}", summary="Answer a pause from its form",
@@ -373,61 +385,6 @@ def bell_of(request: Request) -> Bell:
     if not isinstance(bell, Bell):
         bell = state.inbox_bell = Bell()
     return bell
-
-
-async def session_of(service: Service, request: Request) -> tuple[Session, ApiKey] | None:
-    """The browser's live session and the key it stands for, while both are valid."""
-    session = await service.sessions.find(request.cookies.get(COOKIE, ""))
-    if session is None:
-        return None
-    key = principal_of(service, session)
-    return (session, key) if key is not None and key.allows("pauses:read") else None
-
-
-def principal_of(service: Service, session: Session) -> ApiKey | None:
-    """What a session acts as: its key while the key lives, or the person an OpenID provider
-    vouched for, as a key of no secret (every route reads one shape: tenant, permissions,
-    person)."""
-    if session.person is None:
-        return service.keys.get(session.key_id)
-    signed = session.person
-    return ApiKey(id=session.key_id, tenant=signed.tenant, digest="",
-                  permissions=signed.permissions, label=signed.person.display_name,
-                  person=signed.person)
-
-
-async def signed_in_form(service: Service, request: Request,
-                          permission: Permission) -> tuple[ApiKey, dict[str, str], str]:
-    """The session's key, the posted form and its (checked) CSRF token."""
-    signed_in = await session_of(service, request)
-    if signed_in is None:
-        raise Refusal(401, "unauthorized", "sign in to the inbox first")
-    session, key = signed_in
-    form = await _form(request)
-    expected = session.csrf
-    if not hmac.compare_digest(form.get("csrf", ""), expected):
-        raise _stale_form()
-    if not key.allows(permission):
-        raise Refusal(403, "forbidden", f"this key lacks the {permission!r} permission")
-    return key, form, expected
-
-
-def _stale_form() -> Refusal:
-    return Refusal(403, "forbidden", "the form is stale or was not sent from the inbox: reload it")
-
-
-async def _form(request: Request) -> dict[str, str]:
-    """The posted fields. A field sent twice is refused (422) rather than settled by whichever
-    came last: ``decision=reject&decision=approve`` must not approve."""
-    async with request.form() as form:
-        items = [(name, value) for name, value in form.multi_items() if isinstance(value, str)]
-    fields = dict(items)
-    if len(fields) < len(items):
-        names = [name for name, _ in items]
-        twice = ", ".join(sorted({repr(n) for n in names if names.count(n) > 1}))
-        raise Refusal(422, "request_invalid", f"the form sent {twice} more than once: nothing was "
-                                              "done; send each field once")
-    return fields
 
 
 def local(target: str) -> bool:

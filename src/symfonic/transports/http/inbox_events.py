@@ -69,10 +69,9 @@ from symfonic.transports.http.inbox import (
     bell_of,
     held,
     me,
-    principal_of,
-    session_of,
     view_of,
 )
+from symfonic.transports.http.inbox_access import principal_of, session_of
 from symfonic.transports.http.service import Service, service_of
 from symfonic.transports.http.sessions import COOKIE, Session
 

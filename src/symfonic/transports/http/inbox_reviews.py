@@ -21,8 +21,8 @@ from symfonic.transports.http.inbox import (
     TokenParam,
     bell_of,
     problem_page,
-    signed_in_form,
 )
+from symfonic.transports.http.inbox_access import signed_in_form
 from symfonic.transports.http.service import service_of
 
 router = APIRouter(tags=["inbox"])

@@ -12,13 +12,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from symfonic.kernel.messages import Message
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.services.audit import AuditRecord
 from symfonic.transports.http import forms, pages_conversation, pages_decisions
+
+if TYPE_CHECKING:
+    from symfonic.transports.http.reached import Reached
 
 STATIC = "/inbox/static"
 CALL_CHARS = 160
@@ -132,8 +135,10 @@ _HEADINGS = {"mine": "Waiting for you", "assigned": "Assigned to you", "all": "A
 
 def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[str, Any]] = (),
           submitted: Mapping[str, str] | None = None, conflict: bool = False,
-          me: str | None = None, history: Sequence[AuditRecord] = ()) -> str:
-    """One pause's page: its conversation open, then its form or what was decided.
+          me: str | None = None, history: Sequence[AuditRecord] = (),
+          reached: Sequence[Reached] = ()) -> str:
+    """One pause's page: its conversation open, then its form or what was decided, who was
+    notified, and its history.
 
     Args:
         conflict: The person's answer was refused because the pause was answered already (a
@@ -142,7 +147,7 @@ def pause(view: PauseView, *, tenant: str, csrf: str, errors: Sequence[Mapping[s
     return page(f"{view.ticket.name}", (
         '<p><a href="/inbox">← all pending</a></p>'
         + card(view, csrf, errors, submitted or {}, open_conversation=True, conflict=conflict,
-               me=me) + pages_decisions.pause_history(history)),
+               me=me) + pages_decisions.notified(reached) + pages_decisions.pause_history(history)),
         tenant=tenant, csrf=csrf)
 
 

@@ -24,10 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic.platform.tickets import LedgerTicket
 from symfonic.services.audit import AuditRecord
+
+if TYPE_CHECKING:
+    from symfonic.transports.http.reached import Reached
 
 REJECTED_PREFIX = "Reason: "
 
@@ -211,3 +214,26 @@ def pause_history(records: Sequence[AuditRecord]) -> str:
                      "</li>")
     return (f'<section class="history" aria-label="History"><h3>History</h3>'
             f'<ol>{"".join(items)}</ol></section>')
+
+
+def notified(reached: Sequence[Reached]) -> str:
+    """Who the pause's emails went to, and how each delivery stands
+    (``GET /v1/pauses/{token}/notifications``)."""
+    if not reached:
+        return ""
+    items = []
+    for r in reached:
+        state = {"delivered": f"delivered {when(r.delivered_at)}" if r.delivered_at else "delivered",
+                 "failed": "given up", "pending": f"pending, {r.attempts} attempt(s)"}[r.status]
+        error = (f' <span class="hint">{escape(_clip(r.last_error, 120))}</span>'
+                 if r.last_error and r.status != "delivered" else "")
+        items.append(f'<li data-status="{r.status}" data-person="{escape(r.person)}">'
+                     f"{when(r.created_at)} <strong>{escape(r.name)}</strong> "
+                     f"&lt;{escape(r.email)}&gt; ({escape(_EVENTS.get(r.event, r.event))}): "
+                     f"{state}{error}</li>")
+    return (f'<section class="notified" aria-label="Notified"><h3>Notified</h3>'
+            f'<ol>{"".join(items)}</ol></section>')
+
+
+_EVENTS = {"pause.created": "asked", "pause.reminded": "reminded", "pause.escalated": "escalated"}
+

@@ -50,6 +50,7 @@ import uvicorn
 from symfonic.kernel.people import Person
 from symfonic.observability.setup import LogFormat, Telemetry, configure_logging, logging_config
 from symfonic.platform.host import Host
+from symfonic.transports.email import EmailConfig
 from symfonic.transports.http.app import create_app
 from symfonic.transports.http.auth import DEFAULT_KEYS_FILE, KEYS_FILE_VARIABLE, ApiKeys
 from symfonic.transports.http.connections import ConnectionLimits, connection_limits, guarded_config
@@ -145,11 +146,12 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
     oidc = OIDCConfig.from_env()
+    email = EmailConfig.from_env()
     public_url = (public_url or "").rstrip("/") or f"http://{_reachable(host)}:{port}"
     key = keys.issue(DEMO_TENANT, label=f"{DEVELOPMENT_LABEL} {public_url}", replace=True,
                      until_stopped=True, person=DEVELOPER)
     app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace, mounts=mounts,
-                     oidc=oidc)
+                     oidc=oidc, email=email)
     served = ", ".join(sorted(app_host.specs)) or "no agents"
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
@@ -161,6 +163,9 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
           "development key, replaced at every start; only its digest is kept, in the store)")
     if webhooks is not None and webhooks.urls:
         print(f"  webhooks: {', '.join(webhooks.urls)}")
+    if email is not None:
+        print(f"  email:    through {'smtps' if email.tls else 'smtp'}://{email.host}:{email.port} "
+              f"from {email.sender}, to the people of each pause's audience")
     if oidc is not None:
         print(f"  sign-in:  {oidc.issuer} (people act in tenant {oidc.tenant!r}; register "
               f"{public_url}/inbox/oidc/callback as the redirect URI)")

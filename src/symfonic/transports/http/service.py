@@ -34,6 +34,7 @@ from symfonic.transports.http.sse import Feed, RunPump, event_stream, wants_even
 from symfonic.transports.webhooks.sender import WebhookSender
 
 if TYPE_CHECKING:  # the [oidc] extra: imported only when single sign-on is configured
+    from symfonic.transports.email.channel import EmailChannel
     from symfonic.transports.http.oidc import OIDCProvider
 
 bearer = HTTPBearer(auto_error=False, scheme_name="ApiKey",
@@ -65,6 +66,8 @@ class Service:
     mounts: tuple[str, ...] = ()
     oidc: OIDCProvider | None = None
     """The identity provider the inbox signs people in with; None: API keys only."""
+    email: EmailChannel | None = None
+    """Mails a pause's people, and reads the links it sent; None: no SMTP configured."""
     stopped: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
     _drain: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 

@@ -94,6 +94,11 @@ class InboxSessions:
         """End ``session``: its cookie is not signed in any more, wherever it was copied to."""
         await self._bound().end_sign_in(session.digest)
 
+    async def spend_link(self, id: str, expires_at: float) -> bool:
+        """Use up an emailed link: True the first time, on any server (see
+        :meth:`SignInStore.spend_link`)."""
+        return await self._bound().spend_link(id, expires_at)
+
     def _bound(self) -> SignInStore:
         if self._store is None:
             raise RuntimeError("the inbox's sessions are not bound to a store: the app's lifespan "

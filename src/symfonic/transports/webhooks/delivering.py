@@ -30,7 +30,7 @@ from symfonic.transports.webhooks import (
     sign,
 )
 
-__all__ = ["Deliverer", "DocumentBuilder", "Router", "Target", "Targets"]
+__all__ = ["Channel", "Deliverer", "DocumentBuilder", "FanOut", "Router", "Target", "Targets"]
 
 MAX_ERROR_CHARS = 2000
 """The stored ``last_error`` is cut to this: a receiver's error page is not worth keeping whole."""
@@ -74,6 +74,12 @@ class Target:
 Router = Callable[[Notification], Awaitable[list[Target] | None]]
 """Where a notification of a routed topic goes, the same on every attempt; ``[]`` when nobody
 listens any more (it is then delivered), None when it can never be delivered (given up)."""
+FanOut = Callable[[Notification], Awaitable[object]]
+"""Writes further notifications a pause's announcement calls for (one email per person) to the
+outbox, idempotently; run before the announcement is delivered, again on every attempt until it
+is (:mod:`symfonic.transports.email.recipients`)."""
+Channel = Callable[[Target], Awaitable[str | None]]
+"""Sends a target that is no webhook (``mailto:``): None once accepted, else why not."""
 
 
 @dataclass(frozen=True)
@@ -99,10 +105,20 @@ class Deliverer:
         self._document = document
         self._jitter = jitter
         self._routes: dict[str, Router] = {}
+        self._fan_outs: list[FanOut] = []
+        self._channels: dict[str, Channel] = {}
 
     def route(self, topic: str, router: Router) -> None:
         """Deliver the notifications of ``topic`` where ``router`` says, not to the webhooks."""
         self._routes[topic] = router
+
+    def fan_out(self, fan_out: FanOut) -> None:
+        """Have every pause announcement run ``fan_out`` before it is delivered."""
+        self._fan_outs.append(fan_out)
+
+    def channel(self, scheme: str, send: Channel) -> None:
+        """Send the targets whose URL starts with ``scheme:`` with ``send``, not by POST."""
+        self._channels[scheme] = send
 
     def unroutable(self, notification: Notification) -> str | None:
         """Why this process cannot deliver ``notification``, or None when it can.
@@ -115,7 +131,7 @@ class Deliverer:
         if notification.topic in self._routes:
             return None
         if notification.topic in ANNOUNCED:
-            return None if self.config.urls else "this sender has no webhook URLs"
+            return None if self.config.urls or self._fan_outs else "this sender has no webhook URLs"
         return f"this sender has no route for {notification.topic!r}"
 
     async def targets(self, notification: Notification) -> Targets:
@@ -125,7 +141,9 @@ class Deliverer:
             if router is not None:
                 targets = await router(notification)
             else:
-                document = await self._document(notification)
+                for fan_out in self._fan_outs:
+                    await fan_out(notification)
+                document = await self._document(notification) if self.config.urls else {}
                 targets = None if document is None else [
                     Target(url=url, document=document) for url in self.config.urls]
         except SymfonicError as failed:  # e.g. the ledger could not be read to mint the token
@@ -159,8 +177,12 @@ class Deliverer:
         return plain * (0.5 + self._jitter() / 2)
 
     async def _attempt(self, target: Target, notification: Notification, attempt: int) -> str | None:
-        """One POST; None when the receiver accepted it, else what went wrong."""
+        """One POST (or one send of another channel); None when the receiver accepted it, else
+        what went wrong."""
         config, url = self.config, target.url
+        channel = self._channels.get(url.partition(":")[0])
+        if channel is not None:
+            return await channel(target)
         body = json.dumps(target.document, separators=(",", ":"), sort_keys=True).encode()
         headers = {
             **target.headers, "Content-Type": "application/json", "User-Agent": "symfonic-webhooks",
