@@ -39,7 +39,7 @@ concurrently, 4 of them in the database at a time."""
 TABLES = ("symfonic_schema", "symfonic_messages", "symfonic_checkpoints", "symfonic_pauses",
           "symfonic_outbox", "symfonic_api_keys", "symfonic_sign_ins",
           "symfonic_a2a_tasks", "symfonic_a2a_push_configs", "symfonic_session_listeners",
-          "symfonic_pause_votes", "symfonic_audit")
+          "symfonic_pause_votes", "symfonic_audit", "symfonic_inbox_links")
 INDEXES = ("symfonic_pauses_by_scope", "symfonic_pauses_by_session")
 WAIT = 30.0
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import httpx
 
+from symfonic import tool
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys
-from symfonic.examples.support import support_agent
+from symfonic.examples.support import lookup_order, support_agent
+from symfonic.tools import Tool
 from tests.support.agents import SECRET, refund_lines
 from tests.support.clients import paused_run, sse_events
 from tests.support.servers import LiveServer, ServerFactory
@@ -224,6 +226,15 @@ async def test_revoking_a_resumed_pause_changes_nothing(client: httpx.AsyncClien
     assert ticket["status"] == "completed"
 
 
+def refund_with_a_reason() -> Tool:
+    @tool
+    def issue_refund(order_id: int, amount: float, reason: str) -> str:
+        """Refund, saying why."""
+        return reason
+
+    return issue_refund
+
+
 async def test_a_pause_made_by_another_definition_is_409(start_server: ServerFactory,
                                                          tmp_path: Path, refunds: Path) -> None:
     database = tmp_path / "shared.db"
@@ -231,13 +242,15 @@ async def test_a_pause_made_by_another_definition_is_409(start_server: ServerFac
     async with httpx.AsyncClient(base_url=before.url) as http:
         token = await paused_run(http, before)
     before.served.stop()
-    after = start_server(database=database,
-                         agents=[dataclasses.replace(support_agent(), version="2")])
+    after = start_server(database=database,  # issue_refund now needs a reason
+                         agents=[dataclasses.replace(support_agent(), tools=[
+                             lookup_order, refund_with_a_reason()])])
     async with httpx.AsyncClient(base_url=after.url) as http:
         response = await http.post(f"/v1/pauses/{token}/resume", json=APPROVE,
                                    headers=after.auth("acme"))
         assert response.status_code == 409
         assert response.json()["error"] == "incompatible_definition"
+        assert "issue_refund's parameter `reason` is now required" in response.json()["detail"]
         ticket = await http.get(f"/v1/pauses/{token}", headers=after.auth("acme"))
         assert ticket.json()["status"] == "outstanding"
     assert refund_lines(refunds) == []

@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from symfonic import Completed, Host, RunStarted, Scope, SessionAwaitingAnswer, ToolCallCompleted
+from symfonic import (
+    Completed,
+    Host,
+    RunStarted,
+    Scope,
+    SessionAwaitingAnswer,
+    ToolCallCompleted,
+    tool,
+)
 from symfonic.capabilities.human import AnswerInvalid
 from symfonic.platform.assignments import Assignments
 from symfonic.platform.continuation import (
@@ -18,7 +26,7 @@ from symfonic.platform.continuation import (
 )
 from symfonic.platform.continuation.resuming import LedgerContinuation
 from symfonic.testing import ManualClock
-from tests.support.interactions import SECRET, recorded, spec
+from tests.support.interactions import SECRET, explode, lookup, recorded, spec
 
 ACME, GLOBEX = Scope(tenant="acme"), Scope(tenant="globex")
 
@@ -194,20 +202,34 @@ async def test_revoked_and_expired_pauses_are_refused_by_type(host: Host, clock:
     assert await status_of(host, revoked) == "revoked"
 
 
-async def test_a_changed_definition_refuses_unless_it_declares_compatibility(
+async def test_a_changed_contract_refuses_unless_it_declares_compatibility(
         sqlite_url: str, clock: ManualClock) -> None:
+    """New instructions resume a pause; a paused round's tool that changed what it takes does
+    not, unless the definition vouches for the old one (tests/platform/test_deploys.py has every
+    kind of change)."""
     async with Host.open(sqlite_url, agents=[spec()], secret=SECRET, clock=clock) as host:
-        token = await pause(host, "ask")
+        token = await pause(host, "refund")
+        other = await pause(host, "refund", session="s2")
         paused_pin = host.specs["desk"].pin
-    changed = spec(instructions="help, differently")
+    reworded = spec(instructions="help, differently")
+    async with Host.open(sqlite_url, agents=[reworded], secret=SECRET, clock=clock) as host:
+        assert (await host.continuation.resume(other, {"approved": True})).status == "completed"
+
+    @tool
+    def refund(order_id: int, amount: float, currency: str) -> str:
+        """Refund, now in a currency."""
+        return currency
+
+    changed = spec(tools=[lookup, refund, explode])
     async with Host.open(sqlite_url, agents=[changed], secret=SECRET, clock=clock) as host:
         with pytest.raises(IncompatibleDefinition) as refused:
-            await host.continuation.resume(token, "x")
+            await host.continuation.resume(token, {"approved": False})
         assert refused.value.paused_pin == paused_pin
+        assert refused.value.changes == ("refund's parameter `currency` is now required",)
         assert await status_of(host, token) == "outstanding"
-    compatible = spec(instructions="help, differently", compatible_with=[paused_pin])
+    compatible = spec(tools=[lookup, refund, explode], compatible_with=[paused_pin])
     async with Host.open(sqlite_url, agents=[compatible], secret=SECRET, clock=clock) as host:
-        assert (await host.continuation.resume(token, "x")).status == "completed"
+        assert (await host.continuation.resume(token, {"approved": False})).status == "completed"
 
 
 async def test_a_new_run_on_a_paused_session_is_refused_until_the_pause_is_gone(host: Host) -> None:

@@ -105,6 +105,7 @@ class InvocationRunner:
         self._resume = resume
         self._max_rounds = max_rounds
         self._schemas = [tool.schema for tool in plan.tools.values()]
+        self._parameters = {schema.name: schema.parameters for schema in self._schemas}
         self._tools_started = 0
 
     @property
@@ -203,6 +204,7 @@ class InvocationRunner:
                 transcript_position=self._stored,
                 unsaved=self.unsaved,
                 usage=self._usage,
+                tools=self._parameters,
             )
             results = await self._bounded(run_stages(self._plan.stages, context))
             notes = tuple(result.reason for result in results if not result.changed)
@@ -233,7 +235,8 @@ class InvocationRunner:
             context = StageContext(
                 request=self._request, requests=(call,), round=rest,
                 resolved={cid: r for cid, r in resolved.items() if any(c.id == cid for c in rest)},
-                transcript_position=self._stored, unsaved=self.unsaved, usage=self._usage)
+                transcript_position=self._stored, unsaved=self.unsaved, usage=self._usage,
+                tools=self._parameters)
             why = await handler(context, call, asked)
         return (f"Error: tool {call.name!r} needs a person's input ({asked}), and the turn could "
                 f"not pause to ask: {why}")

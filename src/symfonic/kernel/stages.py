@@ -100,6 +100,8 @@ class StageContext:
         unsaved: Messages of this turn not yet written anywhere; a pause writes them.
         usage: Tokens the turn consumed so far; a pause stores them so the finished turn's
             total includes the rounds before it.
+        tools: The parameter schemas of the turn's tools as the model was offered them, by
+            name: a pause records its round's, which resuming it depends on.
     """
 
     request: TurnRequest
@@ -109,6 +111,7 @@ class StageContext:
     transcript_position: int = 0
     unsaved: tuple[Message, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

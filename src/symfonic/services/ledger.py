@@ -105,6 +105,11 @@ class PauseRecord:
     timers: tuple[dict[str, Any], ...] = ()
     """The reminders and escalation still to come, in order, each ``{"at": epoch seconds,
     "kind": "remind" | "escalate", ...}`` (:mod:`symfonic.capabilities.human.follow_up`)."""
+    tools: dict[str, dict[str, Any]] | None = None
+    """The parameter schemas of the paused round's tools, by name: with ``name``, ``kind`` and
+    ``answer_schema``, the pause's *contract*, what resuming it depends on (a definition that
+    keeps it may resume the pause whatever else changed). None for a pause stored before
+    contracts, which only its own definition (``pin``) resumes."""
 
     @property
     def next_timer_at(self) -> float | None:

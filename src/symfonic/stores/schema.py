@@ -167,6 +167,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             id TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL)""",
         "CREATE INDEX symfonic_inbox_links_expiry ON symfonic_inbox_links (expires_at)",
     ),
+    (
+        "ALTER TABLE symfonic_pauses ADD COLUMN tools TEXT",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -195,7 +198,8 @@ the index the expiry decisions are found on. Version 17: the reminders and escal
 come (JSON), and when the next is due, indexed for the timers' poll. Version 18: the audit
 trail indexed by pause, for a pause's own history. Version 19: the inbox links an email carried
 that were used (:mod:`symfonic.transports.email.links`), kept until they expire so that each signs
-in once.
+in once. Version 20: the parameter schemas of a paused round's tools (JSON), the part of a pause's
+contract the row did not hold yet; NULL for a pause stored before, judged by its pin.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

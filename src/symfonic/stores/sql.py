@@ -35,7 +35,7 @@ from symfonic.services.votes import Vote
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
                  "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by, "
-                 "requester, policy, assignee, assigned_until, on_expiry, timers, next_timer_at")
+                 "requester, policy, assignee, assigned_until, on_expiry, timers, next_timer_at, tools")
 
 NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
             "WHERE scope = ? AND session_id = ?")
@@ -47,7 +47,7 @@ INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, se
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
-                f"({', '.join('?' * 30)})")
+                f"({', '.join('?' * len(PAUSE_COLUMNS.split(',')))})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
 FREE_FOR = "(assignee IS NULL OR assigned_until <= ? OR assignee = ?)"
 """The pause is nobody's at the time given, or is the person's given (two parameters: now, the
@@ -246,7 +246,8 @@ def pause_row(record: PauseRecord) -> tuple[Any, ...]:
             record.requester, None if record.policy is None else dump_json(record.policy),
             record.assignee, record.assigned_until,
             None if record.on_expiry is None else dump_json(record.on_expiry),
-            _timers_of(record), record.next_timer_at)
+            _timers_of(record), record.next_timer_at,
+            None if record.tools is None else dump_json(record.tools))
 
 
 def fire_parameters(after: PauseRecord, due_at: float, now: float) -> tuple[Any, ...]:
@@ -295,7 +296,8 @@ def _record(row: Sequence[Any]) -> PauseRecord:
         requester=row[23], policy=None if row[24] is None else json.loads(row[24]),
         assignee=row[25], assigned_until=row[26],
         on_expiry=None if row[27] is None else json.loads(row[27]),
-        timers=() if row[28] is None else tuple(json.loads(row[28])))
+        timers=() if row[28] is None else tuple(json.loads(row[28])),
+        tools=None if row[30] is None else json.loads(row[30]))
 
 
 def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:

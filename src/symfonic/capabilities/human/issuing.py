@@ -183,7 +183,8 @@ class HumanInteractionCapability:
             policy=None if policy.open else policy.to_dict(),
             on_expiry=None if (decision := spec.on_expiry_for(payload["question"])) is None
             else {"answer": decision},
-            timers=tuple(spec.follow_up_for(payload["question"]).schedule(now, float(claims.exp))))
+            timers=tuple(spec.follow_up_for(payload["question"]).schedule(now, float(claims.exp))),
+            tools=draft.tools)
         previous = self._wiring.resumed_from
         issue = PauseIssue(
             record=record, state=state,

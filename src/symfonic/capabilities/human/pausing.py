@@ -69,6 +69,8 @@ class TurnDraft:
         unsaved: Messages of this turn to store with the pause.
         usage: Tokens the turn consumed so far.
         call_state: What a tool that asked for input mid-call needs to finish that call.
+        tools: The parameter schemas of the round's tools, by name: part of what resuming the
+            pause depends on (its contract), stored with it.
     """
 
     round: tuple[ToolCall, ...]
@@ -77,6 +79,7 @@ class TurnDraft:
     unsaved: tuple[Message, ...]
     usage: Usage = field(default_factory=Usage)
     call_state: dict[str, Any] | None = None
+    tools: dict[str, dict[str, Any]] | None = None
 
 
 def pause_handler(
@@ -157,10 +160,13 @@ def _payload_of(request: Any) -> dict[str, Any]:
 def turn_draft(context: Any, requests: Sequence[Any]) -> TurnDraft:
     """The round as stored: all its calls (not only the pending), and what was decided."""
     round_calls = tuple(getattr(context, "round", ()) or requests)
+    offered = getattr(context, "tools", None) or {}
     return TurnDraft(
         round=round_calls,
         resolved=dict(getattr(context, "resolved", {}) or {}),
         transcript_position=int(getattr(context, "transcript_position", 0)),
         unsaved=tuple(getattr(context, "unsaved", ())),
         usage=getattr(context, "usage", None) or Usage(),
+        tools={call.name: dict(offered[call.name]) for call in round_calls
+               if call.name in offered},
     )

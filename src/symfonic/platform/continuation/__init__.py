@@ -32,6 +32,7 @@ import PauseExpired``) loads nothing of the flow.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from symfonic.capabilities.human.errors import AnswerInvalid
@@ -149,17 +150,32 @@ class RecoveryRefused(SymfonicError, RuntimeError):
 class IncompatibleDefinition(SymfonicError, RuntimeError):
     """The agent's definition changed since the pause and does not declare itself compatible.
 
+    A pause is resumed by any definition that keeps its *contract*: the paused interaction (its
+    name, kind and answer schema) and the tools of its round (their parameter schemas). Anything
+    else may change between a pause and its answer. A pause stored before contracts existed is
+    judged by its pin, as it was then: the very definition, or one that names it in
+    ``compatible_with``.
+
     Attributes:
         paused_pin: The definition that paused (``name@digest``).
         current_pin: The definition this host serves.
     """
 
-    def __init__(self, paused_pin: str, current_pin: str) -> None:
-        super().__init__(
-            f"the pause was made by {paused_pin}, this host serves {current_pin}; add "
-            f"{paused_pin!r} to the AgentSpec's compatible_with if it may resume such pauses")
+    def __init__(self, paused_pin: str, current_pin: str,
+                 changes: Sequence[str] = ()) -> None:
+        if changes:
+            message = (f"the pause was made by {paused_pin}, and this host's {current_pin} "
+                       f"changed what resuming it depends on: {'; '.join(changes)}")
+        else:
+            message = (f"the pause was made by {paused_pin}, this host serves {current_pin}; add "
+                       f"{paused_pin!r} to the AgentSpec's compatible_with if it may resume such "
+                       "pauses")
+        super().__init__(message)
         self.paused_pin = paused_pin
         self.current_pin = current_pin
+        self.changes = tuple(changes)
+        """What changed in the pause's contract (the paused interaction, its round's tools),
+        each said plainly; empty for a pause stored before contracts, judged by its pin."""
 
 
 @runtime_checkable

@@ -51,6 +51,7 @@ from symfonic.platform.continuation.claimed import (
     ClaimedTurn,
     ResumeStream,
 )
+from symfonic.platform.continuation.contract import contract_changes
 from symfonic.platform.continuation.recovery import interactions, recovered_round
 from symfonic.platform.continuation.refusals import (
     paused_call,
@@ -258,11 +259,11 @@ class LedgerContinuation:
         """
         claims, scope = self._verified(token, expired_ok=expired_ok)
         agent = self._agent_for(claims.pin.partition("@")[0], scope)
-        if not agent.spec.accepts_pin(claims.pin):
-            raise IncompatibleDefinition(claims.pin, agent.spec.pin)
         store = await self._store()
         record, state = await _both(self._record(store, claims),
                                     store.checkpoints.load_state(claims.checkpoint))
+        if not agent.spec.accepts_pin(claims.pin):
+            await _check_contract(agent, record)
         return claims, scope, agent, store, record, state
 
     async def _resume_stream(self, token: str, answer: Any, answered_by: str | None,
@@ -450,6 +451,22 @@ def reachable() -> Iterator[None]:
         yield
     except StoreUnavailable as down:
         raise ContinuationUnavailable(f"the store is unreachable: {down}") from down
+
+
+async def _check_contract(agent: Agent, record: PauseRecord) -> None:
+    """Refuse a pause made by another definition unless this one keeps its contract
+    (:mod:`.contract`); a pause stored before contracts only by its pin, as then.
+
+    Raises:
+        IncompatibleDefinition: with what changed, or, for an older pause, its pin.
+    """
+    if record.tools is None:
+        raise IncompatibleDefinition(record.pin, agent.spec.pin)
+    tools = await agent.spec.listed_tools()
+    stored = stored_spec(record.name, record.kind, record.answer_schema) is not None
+    changes = contract_changes(agent, record, tools, stored)
+    if changes:
+        raise IncompatibleDefinition(record.pin, agent.spec.pin, changes)
 
 
 def answer_spec(agent: Agent, record: PauseRecord, tools: Sequence[Tool]) -> InteractionSpec:
