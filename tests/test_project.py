@@ -16,7 +16,7 @@ def test_every_public_name_is_exported() -> None:
     public = {name for name in dir(symfonic) if not name.startswith("_")}
     modules = {"agent", "capabilities", "kernel", "models", "platform", "services", "stores", "tools",
                "examples", "testing", "transports", "cli", "errors", "workers", "observability",
-               "mcp", "outcome", "toolsets"}
+               "mcp", "outcome", "toolsets", "upgrades"}
     assert public - modules == set(symfonic.__all__)
     for name in symfonic.__all__:
         assert getattr(symfonic, name) is not None

@@ -77,6 +77,7 @@ from symfonic.services.conversation import (
 )
 from symfonic.services.turn_state import TurnStateFormatError
 from symfonic.tools import tool
+from symfonic.upgrades import Upgrade
 
 __all__ = [
     "AlreadyAnswered",
@@ -150,6 +151,7 @@ __all__ = [
     "TurnStateFormatError",
     "UnknownPauseToken",
     "UnknownSigningKey",
+    "Upgrade",
     "Usage",
     "tool",
 ]

@@ -15,8 +15,8 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -36,6 +36,7 @@ from symfonic.kernel.tool_contract import Tool, Toolset
 from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.background import SubmittedRun
 from symfonic.services.conversation import StoreError, TranscriptService, TranscriptTail
+from symfonic.upgrades import Upgrade
 
 __all__ = ["Agent", "AgentRuntime", "AgentSpec", "PreparedTurn", "RunOutcome", "SessionAwaitingAnswer",
            "collect", "output_spec", "prepare_turn", "unanswered_calls"]
@@ -55,8 +56,9 @@ class AgentSpec:
             model to correct, a second fails the run with ``OutputInvalid``.
         version: A free label folded into the definition's digest.
         compatible_with: Pins (``name@digest``) of earlier definitions whose pauses this one may
-            resume. By default a pause is resumed only by the very definition that paused, since
-            a changed tool or schema could misread the stored turn.
+            resume whatever it changed. Without it, a pause of another definition is resumed
+            when this one keeps the pause's contract (the paused interaction's answer, the
+            parameters of its round's tools: :mod:`symfonic.platform.continuation.contract`).
     """
 
     name: str
@@ -74,6 +76,9 @@ class AgentSpec:
     the run fails with ``TurnTimedOut``. None: no limit."""
     version: str = ""
     compatible_with: Sequence[str] = ()
+    upgrades: Mapping[str, Upgrade] = field(default_factory=dict)
+    """How pauses of earlier definitions whose contract this one changed are carried over, by
+    their pin or digest (:mod:`symfonic.upgrades`)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.model, str):

@@ -235,7 +235,7 @@ def refund_with_a_reason() -> Tool:
     return issue_refund
 
 
-async def test_a_pause_made_by_another_definition_is_409(start_server: ServerFactory,
+async def test_a_pause_whose_contract_a_deploy_changed_is_409(start_server: ServerFactory,
                                                          tmp_path: Path, refunds: Path) -> None:
     database = tmp_path / "shared.db"
     before = start_server(database=database)
@@ -254,3 +254,12 @@ async def test_a_pause_made_by_another_definition_is_409(start_server: ServerFac
         ticket = await http.get(f"/v1/pauses/{token}", headers=after.auth("acme"))
         assert ticket.json()["status"] == "outstanding"
     assert refund_lines(refunds) == []
+    after.served.stop()
+    reworded = start_server(database=database, agents=[dataclasses.replace(
+        support_agent(), instructions="Be careful and polite.")])
+    async with httpx.AsyncClient(base_url=reworded.url) as http:  # a harmless deploy resumes it
+        response = await http.post(f"/v1/pauses/{token}/resume", json=APPROVE,
+                                   headers=reworded.auth("acme"))
+        assert response.status_code == 200, response.text
+        assert response.json()["status"] == "completed"
+    assert len(refund_lines(refunds)) == 1

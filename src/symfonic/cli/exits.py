@@ -21,6 +21,7 @@ code  name             when
 7     port in use      ``serve`` cannot listen on the port
 8     turn failed      the turn ran and ended ``failed`` (the model or a tool failed)
 9     audit broken     ``audit verify`` found a record that no longer fits its chain
+10    would strand     ``pauses check``: the app would refuse pauses that still wait
 130   interrupted      Ctrl-C
 ====  ===============  ==============================================================
 """
@@ -63,12 +64,14 @@ class Exit(IntEnum):
     PORT_IN_USE = 7
     TURN_FAILED = 8
     AUDIT_BROKEN = 9
+    WOULD_STRAND = 10
     INTERRUPTED = 130
 
 
 EPILOG = ("\b\nExit codes: 0 ok, 1 bug (traceback), 2 usage, 3 configuration (--app, secret, URL, "
           "missing extra), 4 token or pause refused, 5 invalid answer, 6 store unavailable, "
-          "7 port in use, 8 the turn failed, 9 the audit trail does not verify, 130 interrupted.")
+          "7 port in use, 8 the turn failed, 9 the audit trail does not verify, 10 a deploy would "
+          "refuse waiting pauses, 130 interrupted.")
 """The table in one paragraph, for ``--help`` (``\\b`` keeps click from re-wrapping it oddly)."""
 
 

@@ -57,6 +57,7 @@ from symfonic.platform.tickets import (
 )
 from symfonic.platform.timers import FollowUps
 from symfonic.platform.transcripts import CachedTranscripts
+from symfonic.platform.versions import ServedVersions
 from symfonic.services.audit import Actor
 from symfonic.services.conversation import StoreError, TranscriptService
 from symfonic.services.ledger import SWEEP_BATCH, Listing, PageAfter, PauseRecord, sweep
@@ -77,15 +78,15 @@ class Host:
                  agents: Sequence[AgentSpec], keys: TokenKeys,
                  clock: Callable[[], float] = time.time,
                  claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE),
-                 notifications: bool = False, workers: int | WorkerOptions | None = None) -> None:
-        names = [spec.name for spec in agents]
-        if len(set(names)) != len(names):
-            raise ValueError(f"two agents share a name: {names}")
+                 notifications: bool = False, workers: int | WorkerOptions | None = None,
+                 retired: Sequence[AgentSpec] = ()) -> None:
+        self.versions = ServedVersions(self, agents, retired)
+        """Every served definition by agent, the current one first (:mod:`.versions`)."""
         self.url = None if store is not None else resolve_url(url)
         self._store = store
         self._workers: BackgroundRuns | None = None
         self._outstanding: OutstandingPauses | None = None
-        self._specs = {spec.name: spec for spec in agents}
+        self._specs = self.versions.current()
         self._keys = keys
         self._clock = clock
         self._lease = claim_lease.total_seconds()
@@ -120,7 +121,8 @@ class Host:
              secret: str | None = None, previous_secrets: Iterable[str] = (),
              clock: Callable[[], float] = time.time,
              claim_lease: timedelta = timedelta(seconds=DEFAULT_LEASE),
-             notifications: bool = False, workers: int | WorkerOptions | None = None) -> Host:
+             notifications: bool = False, workers: int | WorkerOptions | None = None,
+             retired: Sequence[AgentSpec] = ()) -> Host:
         """Compose a host over the database ``url`` (default: ``$SYMFONIC_DATABASE_URL``, else
         ``sqlite:///.symfonic/symfonic.db``).
 
@@ -138,13 +140,23 @@ class Host:
                 (``pip install 'symfonic-runtime[workers]'``): ``N`` runs up to N segments at once
                 in this process, ``0`` only submits and watches them (other processes run them), a
                 :class:`~symfonic.workers.WorkerOptions` sets the limits. None: no background runs.
+            agents: The definitions served. An agent may be listed in several versions (the same
+                name, different definitions): the first listed serves new runs, and each earlier
+                one resumes the pauses it made while it is served (:mod:`.versions`).
+            retired: Earlier versions of agents of ``agents``, served only to resume their own
+                pauses until they drain (the same as listing them after the current version).
+
+        Raises:
+            ValueError: no secret; one definition listed twice; a retired version of an agent
+                not served.
         """
         secret = secret or os.environ.get(SECRET_VARIABLE)
         if not secret:
             raise ValueError(f"a host needs a secret to sign pause tokens: pass secret=... or "
                              f"set ${SECRET_VARIABLE}")
         return cls(url=url, agents=agents, keys=TokenKeys(secret, previous_secrets), clock=clock,
-                   claim_lease=claim_lease, notifications=notifications, workers=workers)
+                   claim_lease=claim_lease, notifications=notifications, workers=workers,
+                   retired=retired)
 
     async def start(self) -> Host:
         store = await self.store()
@@ -177,7 +189,8 @@ class Host:
         if self._agents or (self._workers is not None and self._workers.started):
             raise RuntimeError("enable workers before the host starts or serves an agent")
         self._workers = workers
-        self._specs = {name: durable(spec) for name, spec in self._specs.items()}
+        self.versions.rewrap(durable)
+        self._specs = self.versions.current()
 
     def workers_also_run(self, queue: str) -> bool:
         """Have this host's workers run ``queue``'s workflows too (a server's webhook deliveries);
@@ -260,7 +273,24 @@ class Host:
         if spec is None:
             raise AgentNotServed(f"no agent named {name!r} on this host; it serves "
                                  f"{sorted(self._specs)}")
-        key = (name, scope)
+        return self._bound(spec, scope)
+
+    def _agent_for_pin(self, pin: str, scope: Scope) -> Agent:
+        """The agent that resumes a pause made by the definition ``pin`` (``name@digest``):
+        that very version while this host serves it, else the agent's current one (which then
+        resumes it only if it keeps the pause's contract).
+
+        Raises:
+            AgentNotServed: this host serves no agent of that name.
+        """
+        spec = self.versions.resuming(pin)
+        if spec is None:
+            return self.agent(pin.partition("@")[0], scope)  # refused, by name
+        return self._bound(spec, scope)
+
+    def _bound(self, spec: AgentSpec, scope: Scope) -> Agent:
+        """``spec``'s agent bound to ``scope`` (one instance per definition and scope)."""
+        key = (spec.pin, scope)
         agent = self._agents.pop(key, None)
         if agent is None:
             agent = Agent(spec, scope=scope, runtime=_HostRuntime(self, scope, self._publish))
@@ -279,7 +309,7 @@ class Host:
         if self._continuation is None:
             self._continuation = LedgerContinuation(store=self.store, transcripts=self.transcripts,
                                                     keys=self._keys, clock=self._clock,
-                                                    agent_for=self.agent, lease=self._lease)
+                                                    agent_for=self._agent_for_pin, lease=self._lease)
         return self._continuation
 
     async def pauses(self, scope: Scope, *, status: Listing = "outstanding", limit: int = 100,

@@ -99,6 +99,8 @@ class LedgerTicket:
         """Where a listing that ends with this ticket continues (``host.pauses(after=...)``)."""
         raw = json.dumps([self.issued_at, self.jti], separators=(",", ":")).encode()
         return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    pin: str = ""
+    """The definition that made the pause (``name@digest``): which served version resumes it."""
 
 
 def page_after(cursor: str) -> PageAfter:
@@ -134,7 +136,8 @@ def ticket_of(token: str, record: PauseRecord, now: float,
         assignee=(holder := record.assigned_at(now)),
         assigned_until=None if holder is None else record.assigned_until,
         on_expiry=None if record.on_expiry is None else record.on_expiry.get("answer"),
-        follow_ups=record.timers if record.status_at(now) == "outstanding" else ())
+        follow_ups=record.timers if record.status_at(now) == "outstanding" else (),
+        pin=record.pin)
 
 
 Answerer = Person | Literal["service"]

@@ -60,6 +60,26 @@ EXPIRY_FORMAT = 3
 
 
 @dataclass(frozen=True, kw_only=True)
+class WaitingContract:
+    """Pauses that may still be resumed, alike in what resuming them depends on
+    (:meth:`PauseLedger.waiting_contracts`).
+
+    Attributes:
+        pin: The definition that made them.
+        name: The paused interaction; with ``kind``, ``answer_schema`` and ``tools``, their
+            contract (``tools`` None: stored before contracts, judged by ``pin``).
+        count: How many.
+    """
+
+    pin: str
+    name: str
+    kind: str
+    answer_schema: dict[str, Any] | None
+    tools: dict[str, dict[str, Any]] | None
+    count: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class PauseRecord:
     """One ledger row. ``payload`` is the stamped question; the token itself is never stored."""
 
@@ -275,6 +295,13 @@ class PauseLedger(Protocol):
     async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
         """How many unexpired ``outstanding`` pauses each (tenant, agent) has, over every tenant:
         what an operator's gauge shows. The agent is the one named in the pause's pin."""
+        ...
+
+    async def waiting_contracts(self, now: float) -> list[WaitingContract]:
+        """The pauses that may still be resumed, over every tenant, grouped by their definition
+        and contract: outstanding and unexpired (or deciding themselves at their expiry),
+        claimed, or interrupted. What a deploy must not strand; read without any transcript,
+        so a pre-deploy check over a large ledger reads one grouped scan."""
         ...
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:

@@ -27,6 +27,7 @@ from symfonic.services.ledger import (
     Listing,
     PageAfter,
     PauseRecord,
+    WaitingContract,
 )
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
@@ -114,6 +115,20 @@ VOTES = ("SELECT jti, round, person, arguments, answered_by, cast_at FROM symfon
          "WHERE jti = ?")
 OUTSTANDING_COUNTS = ("SELECT scope, pin, COUNT(*) FROM symfonic_pauses WHERE status = 'outstanding' "
                       "AND expires_at > ? GROUP BY scope, pin")
+
+WAITING_CONTRACTS = ("SELECT pin, name, kind, answer_schema, tools, COUNT(*) FROM symfonic_pauses "
+                     "WHERE status IN ('claimed', 'interrupted') OR (status = 'outstanding' AND "
+                     "(expires_at > ? OR on_expiry IS NOT NULL)) "
+                     "GROUP BY pin, name, kind, answer_schema, tools")
+"""The pauses a deploy must not strand, grouped by definition and contract (one scan)."""
+
+
+def contracts_of(rows: Any) -> list[WaitingContract]:
+    """:data:`WAITING_CONTRACTS`' rows as groups."""
+    return [WaitingContract(pin=str(pin), name=str(name), kind=str(kind),
+                            answer_schema=None if schema is None else json.loads(schema),
+                            tools=None if tools is None else json.loads(tools), count=int(count))
+            for pin, name, kind, schema, tools, count in rows]
 
 
 def counts_of(rows: Any) -> dict[tuple[str, str], int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from symfonic.testing.accounts_conformance import AccountsConformance
 from symfonic.testing.decisions_conformance import DecisionsConformance
+from symfonic.testing.deploys_conformance import DeploysConformance
 from symfonic.testing.keys_conformance import KeysConformance
 from symfonic.testing.ledger_conformance import LedgerConformance
 from symfonic.testing.outbox_conformance import OutboxConformance
@@ -23,10 +24,11 @@ __all__ = ["ACME", "GLOBEX", "NOW", "StoreConformance", "pause_issue", "tail"]
 
 class StoreConformance(TranscriptsConformance, LedgerConformance, OutboxConformance, KeysConformance,
                        AccountsConformance, TasksConformance, PeopleConformance,
-                       DecisionsConformance):
+                       DecisionsConformance, DeploysConformance):
     """Behaviours shared by every store, one suite per port; ``store`` is a fixture the subclass
     provides: the transcripts' (:class:`TranscriptsConformance`), the ledger's
     (:class:`LedgerConformance`), the outbox's (:class:`OutboxConformance`), the API keys'
     (:class:`KeysConformance`), the sign-ins' and recent decisions' (:class:`AccountsConformance`),
     the A2A tasks' (:class:`TasksConformance`), who may answer (:class:`PeopleConformance`), and
-    who holds a pause and the audit trail (:class:`DecisionsConformance`)."""
+    who holds a pause and the audit trail (:class:`DecisionsConformance`), and what a deploy
+    reads of the waiting pauses (:class:`DeploysConformance`)."""

@@ -15,21 +15,26 @@ change to the contract is refused by name (:func:`contract_changes`), for exampl
 parameter `amount` changed type from number to string", and changes nothing.
 
 Schemas are compared for what a value must be, not how it is described: ``description``,
-``title`` and ``examples`` are left out. A tool may gain optional parameters (the stored
-arguments still fit); a parameter removed, retyped, or newly required is a change.
+``title`` and ``examples`` are left out. A tool may gain optional parameters and an answer
+optional fields (what was stored, and what a person fills in the form the pause was made with,
+still fit); a parameter or field removed, reshaped or newly required is a change, as is anything
+else of the schema.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from symfonic.agent import Agent
-from symfonic.platform.continuation.recovery import interactions
-from symfonic.services.ledger import PauseRecord
+from symfonic.agent import AgentSpec
+from symfonic.capabilities.human.tool_input import stored_spec
+from symfonic.platform.continuation.recovery import spec_interactions
+from symfonic.services.turn_state import TurnState
 from symfonic.tools import Tool
+from symfonic.upgrades import Upgrade, upgrade_for
 
-__all__ = ["contract_changes", "shape"]
+__all__ = ["Contract", "contract_changes", "shape", "upgrade_of", "upgraded"]
 
 _WORDING = frozenset({"description", "title", "examples", "$comment"})
 
@@ -43,16 +48,37 @@ def shape(schema: Any) -> Any:
     return schema
 
 
-def contract_changes(agent: Agent, record: PauseRecord, tools: Sequence[Tool],
-                     stored_answer: bool) -> list[str]:
-    """What ``agent`` (with its listed ``tools``) changed of ``record``'s contract; empty when it
-    may resume the pause. ``stored_answer``: the pause carries its own answer schema (a tool's
-    request for input), which no definition declares."""
+class Contract(Protocol):
+    """What a pause's contract is read from: its ledger row, or a group of alike rows."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def answer_schema(self) -> dict[str, Any] | None: ...
+
+    @property
+    def tools(self) -> dict[str, dict[str, Any]] | None: ...
+
+
+def contract_changes(spec: AgentSpec, contract: Contract, tools: Sequence[Tool]) -> list[str]:
+    """What ``spec`` (with its listed ``tools``) changed of a pause's ``contract``; empty when
+    it may resume the pause. A tool's request for input carries its own answer schema, which no
+    definition declares: only its tools are compared."""
     changes: list[str] = []
-    if not stored_answer:
-        changes += _interaction_changes(agent, record, tools)
+    if stored_spec(contract.name, contract.kind, contract.answer_schema) is None:
+        changes += _interaction_changes(spec, contract, tools)
     offered = {t.schema.name: t.schema.parameters for t in tools}
-    for name, before in sorted((record.tools or {}).items()):
+    # A question or an interrupt is offered to the model as a tool of the capability's, not one
+    # of the agent's: the interaction's own check covers it (an approval gates a real tool).
+    asked = {name for name, declared in spec_interactions(spec, tools).items()
+             if declared.purpose != "approval"}
+    for name, before in sorted((contract.tools or {}).items()):
+        if name in asked:
+            continue
         if name not in offered:
             changes.append(f"the tool {name} of the paused round is gone")
         else:
@@ -60,38 +86,63 @@ def contract_changes(agent: Agent, record: PauseRecord, tools: Sequence[Tool],
     return changes
 
 
-def _interaction_changes(agent: Agent, record: PauseRecord, tools: Sequence[Tool]) -> list[str]:
-    spec = interactions(agent, tools).get(record.name)
-    if spec is None:
-        return [f"the interaction {record.name} is no longer declared"]
-    if spec.kind != record.kind:
-        return [f"{record.name} is now {_a(spec.kind)}, not {_a(record.kind)}"]
-    if shape(spec.answer_schema) != shape(record.answer_schema):
-        return [f"the answer {record.name} asks for changed "
-                f"({_difference(record.answer_schema or {}, spec.answer_schema or {})})"]
-    return []
+def upgrade_of(spec: AgentSpec, pin: str) -> Upgrade | None:
+    """The upgrade ``spec`` declares for pauses of the definition ``pin`` (None for its own)."""
+    return None if pin == spec.pin else upgrade_for(spec.upgrades, pin)
+
+
+def upgraded(state: TurnState, upgrade: Upgrade) -> TurnState:
+    """The paused round with every call's arguments carried over by ``upgrade``."""
+    if upgrade.arguments is None:
+        return state
+    carry = upgrade.arguments
+    return dataclasses.replace(state, round=tuple(
+        dataclasses.replace(call, arguments=dict(carry(call.name, dict(call.arguments))))
+        for call in state.round))
+
+
+def _interaction_changes(spec: AgentSpec, contract: Contract, tools: Sequence[Tool]) -> list[str]:
+    declared = spec_interactions(spec, tools).get(contract.name)
+    if declared is None:
+        return [f"the interaction {contract.name} is no longer declared"]
+    if declared.kind != contract.kind:
+        return [f"{contract.name} is now {_a(declared.kind)}, not {_a(contract.kind)}"]
+    return _object_changes(f"the answer to {contract.name}", "field",
+                           contract.answer_schema or {}, declared.answer_schema or {})
 
 
 def _parameter_changes(tool: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    return _object_changes(tool, "parameter", before, after)
+
+
+def _object_changes(owner: str, noun: str, before: Mapping[str, Any],
+                    after: Mapping[str, Any]) -> list[str]:
+    """How the object schema ``after`` differs from ``before`` in ways a value made for
+    ``before`` may not fit: a property removed or reshaped, one newly required, anything else
+    but the properties changed. A property added that is not required is no change."""
     if shape(before) == shape(after):
         return []
+    if "properties" not in before and "properties" not in after:
+        was, now = _type_of(before), _type_of(after)
+        return [f"{owner} changed from {was} to {now}" if was != now
+                else f"{owner} changed ({_difference(before, after)})"]
     old_props, new_props = before.get("properties") or {}, after.get("properties") or {}
     changes: list[str] = []
     for name in sorted(old_props):
         if name not in new_props:
-            changes.append(f"{tool}'s parameter `{name}` was removed")
+            changes.append(f"{owner}'s {noun} `{name}` was removed")
         elif shape(old_props[name]) != shape(new_props[name]):
             was, now = _type_of(old_props[name]), _type_of(new_props[name])
-            changes.append(f"{tool}'s parameter `{name}` changed type from {was} to {now}"
-                           if was != now else f"{tool}'s parameter `{name}` changed "
+            changes.append(f"{owner}'s {noun} `{name}` changed type from {was} to {now}"
+                           if was != now else f"{owner}'s {noun} `{name}` changed "
                            f"({shape(old_props[name])} to {shape(new_props[name])})")
     required_before = set(before.get("required") or ())
     for name in sorted(set(after.get("required") or ()) - required_before):
-        changes.append(f"{tool}'s parameter `{name}` is now required")
+        changes.append(f"{owner}'s {noun} `{name}` is now required")
     rest_before = {k: v for k, v in shape(before).items() if k not in ("properties", "required")}
     rest_after = {k: v for k, v in shape(after).items() if k not in ("properties", "required")}
     if rest_before != rest_after:
-        changes.append(f"{tool}'s parameters changed ({_difference(before, after)})")
+        changes.append(f"{owner} changed ({_difference(before, after)})")
     return changes
 
 

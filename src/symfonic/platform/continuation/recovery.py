@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from symfonic.agent import Agent
+from symfonic.agent import Agent, AgentSpec
 from symfonic.capabilities.human.contribution import HumanInteraction
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.kernel.messages import Message, ToolCall
@@ -92,9 +92,15 @@ def interactions(agent: Agent, listed: Sequence[Tool] | None = None) -> dict[str
     """Every interaction the agent's definition registers (questions, interrupts, approvals),
     by name, as its human capabilities declare them for its tools (``listed``: its toolsets'
     included; its own alone when None)."""
-    tools = {t.schema.name: t for t in (agent.spec.tools if listed is None else listed)}
+    return spec_interactions(agent.spec, listed)
+
+
+def spec_interactions(spec: AgentSpec,
+                      listed: Sequence[Tool] | None = None) -> dict[str, InteractionSpec]:
+    """:func:`interactions` of a definition no host serves yet (a pre-deploy check's)."""
+    tools = {t.schema.name: t for t in (spec.tools if listed is None else listed)}
     found: dict[str, InteractionSpec] = {}
-    for capability in agent.spec.capabilities:
+    for capability in spec.capabilities:
         if isinstance(capability, HumanInteraction):
             found.update({name: spec for name, spec in capability.specs(tools).items()
                           if name not in found})

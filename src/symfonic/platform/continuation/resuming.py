@@ -51,7 +51,7 @@ from symfonic.platform.continuation.claimed import (
     ClaimedTurn,
     ResumeStream,
 )
-from symfonic.platform.continuation.contract import contract_changes
+from symfonic.platform.continuation.contract import contract_changes, upgrade_of, upgraded
 from symfonic.platform.continuation.recovery import interactions, recovered_round
 from symfonic.platform.continuation.refusals import (
     paused_call,
@@ -173,14 +173,18 @@ class LedgerContinuation:
     def interaction(self, ticket: LedgerTicket) -> InteractionSpec | None:
         """How the pause's answer is shaped by the agent this host serves, for drawing a form.
 
-        None when this host does not serve that agent or its definition no longer declares the
-        interaction; the ticket's ``answer_schema`` (stored with the pause) still holds then.
+        None when this host does not serve that agent, its definition no longer declares the
+        interaction, or it declares an upgrade of the answer (given in the shape the pause was
+        made with); the ticket's ``answer_schema`` (stored with the pause) holds then.
         """
         stored = stored_spec(ticket.name, ticket.kind, ticket.answer_schema)
         if stored is not None:
             return stored
         try:
-            agent = self._agent_for(ticket.agent, ticket.scope)
+            agent = self._agent_for(ticket.pin or ticket.agent, ticket.scope)
+            upgrade = upgrade_of(agent.spec, ticket.pin) if ticket.pin else None
+            if upgrade is not None and upgrade.answer is not None:
+                return None  # answered in the pause's own shape, then carried over
             return interaction_spec(agent, ticket.name)
         except (ContinuationUnavailable, IncompatibleDefinition):
             return None
@@ -258,11 +262,14 @@ class LedgerContinuation:
         both are checked against the token before either is used.
         """
         claims, scope = self._verified(token, expired_ok=expired_ok)
-        agent = self._agent_for(claims.pin.partition("@")[0], scope)
+        agent = self._agent_for(claims.pin, scope)
         store = await self._store()
         record, state = await _both(self._record(store, claims),
                                     store.checkpoints.load_state(claims.checkpoint))
-        if not agent.spec.accepts_pin(claims.pin):
+        upgrade = upgrade_of(agent.spec, record.pin)
+        if upgrade is not None:  # declared for that definition: carried over, not judged
+            state = None if state is None else upgraded(state, upgrade)
+        elif not agent.spec.accepts_pin(claims.pin):
             await _check_contract(agent, record)
         return claims, scope, agent, store, record, state
 
@@ -276,7 +283,10 @@ class LedgerContinuation:
             refuse(record, self._clock(), who)
         if at_expiry:  # the system answers as the pause declared: nobody's audience applies
             answer = expiry_answer(record, self._clock())
-        else:
+        upgrade = upgrade_of(agent.spec, record.pin)
+        if upgrade is not None and upgrade.answer is not None:
+            answer = upgrade.answer(answer)  # given in the shape the pause was made with
+        if not at_expiry:
             refuse_unless_answerer(record, person)
             refuse_if_assigned(record, self._clock(), who)
         state, call = paused_call(claims, state, scope)
@@ -462,9 +472,7 @@ async def _check_contract(agent: Agent, record: PauseRecord) -> None:
     """
     if record.tools is None:
         raise IncompatibleDefinition(record.pin, agent.spec.pin)
-    tools = await agent.spec.listed_tools()
-    stored = stored_spec(record.name, record.kind, record.answer_schema) is not None
-    changes = contract_changes(agent, record, tools, stored)
+    changes = contract_changes(agent.spec, record, await agent.spec.listed_tools())
     if changes:
         raise IncompatibleDefinition(record.pin, agent.spec.pin, changes)
 

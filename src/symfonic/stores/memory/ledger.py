@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from symfonic.services.ledger import (
     PauseIssue,
     PauseRecord,
     TimerFiring,
+    WaitingContract,
 )
 from symfonic.services.listeners import pause_announcement
 from symfonic.services.outbox import Notification
@@ -158,6 +160,16 @@ class MemoryLedger(MemoryPort):
                 key = (record.scope.key, record.pin.partition("@")[0])
                 counts[key] = counts.get(key, 0) + 1
         return counts
+
+    async def waiting_contracts(self, now: float) -> list[WaitingContract]:
+        groups: dict[str, list[Any]] = {}
+        for r in self._db.pauses.values():
+            if r.status in ("claimed", "interrupted") or (r.status == "outstanding" and (
+                    r.expires_at > now or r.on_expiry is not None)):
+                key = json.dumps([r.pin, r.name, r.kind, r.answer_schema, r.tools], sort_keys=True)
+                groups.setdefault(key, [r, 0])[1] += 1
+        return [WaitingContract(pin=r.pin, name=r.name, kind=r.kind, answer_schema=r.answer_schema,
+                                tools=r.tools, count=count) for r, count in groups.values()]
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         rows = [r for r in self._db.pauses.values() if r.scope == scope and r.claimed_at is not None]

@@ -23,6 +23,7 @@ from symfonic.services.ledger import (
     PauseIssue,
     PauseRecord,
     TimerFiring,
+    WaitingContract,
 )
 from symfonic.services.votes import Vote
 from symfonic.stores import postgres_writes as writes
@@ -172,6 +173,9 @@ class PostgresLedger(PostgresPort):
 
     async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
         return sql.counts_of(await self._fetchall(S["OUTSTANDING_COUNTS"], (now,)))
+
+    async def waiting_contracts(self, now: float) -> list[WaitingContract]:
+        return sql.contracts_of(await self._fetchall(S["WAITING_CONTRACTS"], (now,)))
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         return [sql.record_of(row) for row in await self._fetchall(S["ANSWERED"], (scope.key, limit))]

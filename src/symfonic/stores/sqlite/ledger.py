@@ -23,6 +23,7 @@ from symfonic.services.ledger import (
     PauseIssue,
     PauseRecord,
     TimerFiring,
+    WaitingContract,
 )
 from symfonic.services.votes import Vote
 from symfonic.stores import sql, sql_audit
@@ -136,6 +137,10 @@ class SQLiteLedger(SQLitePort):
     async def outstanding_counts(self, now: float) -> dict[tuple[str, str], int]:
         return sql.counts_of(await self._read(
             lambda c: c.execute(sql.OUTSTANDING_COUNTS, (now,)).fetchall()))
+
+    async def waiting_contracts(self, now: float) -> list[WaitingContract]:
+        return sql.contracts_of(await self._read(
+            lambda c: c.execute(sql.WAITING_CONTRACTS, (now,)).fetchall()))
 
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         rows = await self._read(lambda c: c.execute(sql.ANSWERED, (scope.key, limit)).fetchall())
