@@ -52,6 +52,7 @@ import typer
 from symfonic.cli.common import AppOption, UrlOption, app, open_store
 from symfonic.cli.exits import EPILOG, Exit, fail, plainly
 from symfonic.cli.loading import APP_VARIABLE, find_app, load_host
+from symfonic.cli.processes import inherited_socket, is_primary, serve_processes
 from symfonic.platform.host import Host
 
 if TYPE_CHECKING:
@@ -106,7 +107,10 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
                    "(default: $SYMFONIC_KEEP_ALIVE, else 5).")] = None,
           mount: Annotated[list[str] | None, typer.Option(
               "--mount", help="A protocol to serve beside the HTTP API: a2a or mcp; repeat it for "
-                              "both (default: every one whose extra is installed).")] = None) -> None:
+                              "both (default: every one whose extra is installed).")] = None,
+          processes: Annotated[int, typer.Option(
+              help="Server processes accepting on the port, each its own host on the database "
+                   "(background runs then go to 'symfonic worker').", min=1)] = 1) -> None:
     """Serve the HTTP API and the inbox page.
 
     Needs the http extra: pip install 'symfonic-runtime[http]'."""
@@ -127,7 +131,12 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
         mounts = chosen_mounts(mount)  # before the port, the app or the store: it needs none
     except (ValueError, ImportError) as wrong:
         fail(Exit.CONFIGURATION, str(wrong))
-    ensure_free(host, port)
+    if processes > 1 and (reload or workers):
+        fail(Exit.USAGE, "--processes serves the API from several processes: drop --reload, and "
+                         "run background turns with 'symfonic worker' instead of --workers")
+    inherited = inherited_socket()
+    if inherited is None:
+        ensure_free(host, port)
     with plainly():
         served = asyncio.run(_checked_host(app_target, url))
     with_workers(served, workers)
@@ -143,6 +152,13 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
         fail(Exit.CONFIGURATION, str(wrong))
     except ImportError as missing:
         fail(Exit.CONFIGURATION, str(missing))
+    if processes > 1:
+        serve_processes(processes, host=host, port=port, arguments=lambda bound: [
+            "serve", "--host", host, "--port", str(bound), "--workers", "0", "--grace", str(grace),
+            "--log-format", log_format.value, *_given(
+                app=app_target, url=url, public_url=public_url, head_timeout=head_timeout,
+                body_timeout=body_timeout, max_connections=max_connections,
+                keep_alive=keep_alive), *(f"--mount={name}" for name in mount or ())])
     telemetry = telemetry_from_environment(install=not reload)
     if reload:
         _serve_reloading(served, app_target, host=host, port=port, grace=grace, workers=workers,
@@ -150,7 +166,13 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     else:
         run_server(served, host=host, port=port, grace=grace, public_url=public_url,
                    log_format="json" if log_format is LogFormat.JSON else "text", telemetry=telemetry,
-                   limits=limits, mounts=mounts)
+                   limits=limits, mounts=mounts, sock=inherited, primary=is_primary())
+
+
+def _given(**options: object) -> list[str]:
+    """``--name value`` for each option given, to start a child ``serve`` with the same."""
+    return [f"--{name.replace('_', '-')}={value}" for name, value in options.items()
+            if value is not None]
 
 
 def telemetry_from_environment(*, install: bool) -> Telemetry | None:

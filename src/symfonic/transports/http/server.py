@@ -102,7 +102,8 @@ class DrainingServer(uvicorn.Server):
 def run_server(app_host: Host, *, host: str, port: int, grace: float | None = None,
                public_url: str | None = None, log_format: LogFormat | None = None,
                telemetry: Telemetry | None = None, limits: ConnectionLimits | None = None,
-               mounts: Iterable[str] | None = None) -> None:
+               mounts: Iterable[str] | None = None, sock: socket.socket | None = None,
+               primary: bool = True) -> None:
     """Serve ``app_host``'s agents until stopped, after printing the inbox URL and a key.
 
     The caller composes the host (the CLI uses the example support agent unless told otherwise);
@@ -124,6 +125,10 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
             :func:`~symfonic.transports.http.connections.connection_limits`).
         mounts: The protocols served beside the API (see ``create_app``); None: every one whose
             extra is installed. The banner names each one served.
+        sock: A listening socket to accept on, instead of binding ``host:port`` (one of the
+            processes of ``symfonic serve --processes``).
+        primary: Issue the development key and print the banner; the other processes of
+            ``--processes`` find the key in the store and print one line.
 
     Raises:
         ValueError: the webhook, grace, log format, connection limits or mounts configuration
@@ -133,7 +138,8 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
     try:
         _serve(app_host, host=host, port=port, grace=grace, public_url=public_url,
                log_format=configure_logging(log_format), telemetry=telemetry,
-               limits=limits or connection_limits(), mounts=chosen_mounts(mounts))
+               limits=limits or connection_limits(), mounts=chosen_mounts(mounts), sock=sock,
+               primary=primary)
     finally:
         if telemetry is not None:
             telemetry.shutdown()
@@ -141,7 +147,8 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
 
 def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_url: str | None,
            log_format: LogFormat, telemetry: Telemetry | None, limits: ConnectionLimits,
-           mounts: tuple[str, ...]) -> None:
+           mounts: tuple[str, ...], sock: socket.socket | None = None,
+           primary: bool = True) -> None:
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
@@ -149,9 +156,24 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     email = EmailConfig.from_env()
     public_url = (public_url or "").rstrip("/") or f"http://{_reachable(host)}:{port}"
     key = keys.issue(DEMO_TENANT, label=f"{DEVELOPMENT_LABEL} {public_url}", replace=True,
-                     until_stopped=True, person=DEVELOPER)
+                     until_stopped=True, person=DEVELOPER) if primary else None
     app = create_app(app_host, keys, webhooks, public_url=public_url, grace=grace, mounts=mounts,
                      oidc=oidc, email=email)
+    if key is not None:
+        _banner(app_host, public_url, key, mounts, webhooks, email, oidc)
+    else:
+        print(f"symfonic: process {os.getpid()} also serving on {public_url}", flush=True)
+    config = guarded_config(app if telemetry is None else telemetry.instrument(app), limits,
+                            host=host, port=port, log_level="info",
+                            log_config=logging_config(log_format),
+                            timeout_graceful_shutdown=math.ceil(grace + FLUSH_SECONDS))
+    serve_until_stopped(DrainingServer(config, app), sockets=None if sock is None else [sock])
+
+
+def _banner(app_host: Host, public_url: str, key: str, mounts: tuple[str, ...],
+            webhooks: WebhookConfig | None, email: EmailConfig | None,
+            oidc: OIDCConfig | None) -> None:
+    """What the primary server prints: where everything is, and the development key."""
     served = ", ".join(sorted(app_host.specs)) or "no agents"
     print(f"symfonic: serving {served} on {app_host.url or 'the configured store'}")
     print(f"  inbox:    {public_url}/inbox#key={key}")
@@ -172,11 +194,6 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
     print(f"  try:      curl -s {public_url}/v1/agents/support/runs -H 'Authorization: Bearer "
           f"{key}' -H 'Content-Type: application/json' -d '{{\"input\": \"Please refund order "
           f"42.\"}}'", flush=True)
-    config = guarded_config(app if telemetry is None else telemetry.instrument(app), limits,
-                            host=host, port=port, log_level="info",
-                            log_config=logging_config(log_format),
-                            timeout_graceful_shutdown=math.ceil(grace + FLUSH_SECONDS))
-    serve_until_stopped(DrainingServer(config, app))
 
 
 def protocol_banner(public_url: str, agents: Collection[str],
@@ -193,7 +210,8 @@ def protocol_banner(public_url: str, agents: Collection[str],
     return lines
 
 
-def serve_until_stopped(server: uvicorn.Server) -> None:
+def serve_until_stopped(server: uvicorn.Server,
+                        sockets: list[socket.socket] | None = None) -> None:
     """Run ``server``; a ``SIGTERM`` drains it and the process then exits 0.
 
     uvicorn shuts down gracefully on ``SIGTERM``, then raises the signal again under the handler
@@ -205,7 +223,7 @@ def serve_until_stopped(server: uvicorn.Server) -> None:
     soon as it has started.
     """
     if threading.current_thread() is not threading.main_thread():
-        server.run()  # signals reach the main thread only
+        server.run(sockets=sockets)  # signals reach the main thread only
         return
 
     def stop(_signal: int, _frame: object) -> None:
@@ -213,7 +231,7 @@ def serve_until_stopped(server: uvicorn.Server) -> None:
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
-        server.run()
+        server.run(sockets=sockets)
     finally:
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 

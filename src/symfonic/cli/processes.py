@@ -1,0 +1,103 @@
+"""``symfonic serve --processes N``: one listening socket, N server processes accepting on it.
+
+One Python process serving the API is bound by its own CPU long before the database is: each
+request's JSON, validation and driver calls run on one core. Several processes on one database
+are what symfonic is built for (every claim, sweep, delivery and timer is decided in the store),
+so the server scales out on one machine the way it does across machines:
+
+- the parent binds the port once and starts ``N`` children, each a whole ``symfonic serve`` (its
+  own host, store connections, event loop and background loops) that inherits the listening
+  socket; the kernel hands each new connection to one of them;
+- the first child is the *primary*: it issues the development key and prints the banner; the
+  others find the key in the store, as any server on the database does, and say only that they
+  serve;
+- ``SIGTERM`` or ``SIGINT`` to the parent is passed on to every child, which drains as one server
+  does (``--grace``), and the parent exits once they all have: 0 when each stopped cleanly;
+- a child that dies on its own stops the others (a supervisor above, systemd or a container
+  runtime, restarts the whole server): half a server that looks whole is worse than none.
+
+Background runs stay with ``symfonic worker`` processes: the children submit them
+(``--workers 0``), since each DBOS executor in a server process would compete for the same
+queues without the server's knowledge.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+__all__ = ["PRIMARY_VARIABLE", "SOCKET_VARIABLE", "inherited_socket", "serve_processes"]
+
+SOCKET_VARIABLE = "SYMFONIC_SERVE_SOCKET"
+"""The file descriptor of the listening socket a child inherits."""
+PRIMARY_VARIABLE = "SYMFONIC_SERVE_PRIMARY"
+"""``1`` in the child that issues the development key and prints the banner."""
+BACKLOG = 2048
+POLL = 0.2
+
+
+def inherited_socket() -> socket.socket | None:
+    """The listening socket the parent handed this process; None when it was started alone."""
+    fd = os.environ.get(SOCKET_VARIABLE)
+    return None if not fd else socket.socket(fileno=int(fd))
+
+
+def is_primary() -> bool:
+    """Whether this process issues the development key and prints the banner (a process started
+    alone does)."""
+    return os.environ.get(PRIMARY_VARIABLE, "1") == "1"
+
+
+def serve_processes(count: int, *, host: str, port: int,
+                    arguments: Callable[[int], Sequence[str]]) -> NoReturn:
+    """Bind ``host:port``, start ``count`` children running ``symfonic <arguments(port)>`` on
+    it (the port bound, for ``--port 0``), and supervise them until they stop (see the module's
+    docstring); exits with their status."""
+    listening = _listen(host, port)
+    command = [sys.executable, "-c", "from symfonic.cli import main; main()",
+               *arguments(listening.getsockname()[1])]
+    children: list[subprocess.Popen[bytes]] = []
+    for index in range(count):
+        env = {**os.environ, SOCKET_VARIABLE: str(listening.fileno()),
+               PRIMARY_VARIABLE: "1" if index == 0 else "0"}
+        children.append(subprocess.Popen(command, env=env, pass_fds=(listening.fileno(),)))
+        if index == 0:
+            time.sleep(POLL)  # the primary issues the key before the others look for it
+    listening.close()  # the children hold it now
+
+    stopping = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM if signum == signal.SIGTERM else signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while any(child.poll() is None for child in children):
+        ended = [child for child in children if child.poll() is not None]
+        if ended and not stopping:  # one died on its own: stop the rest
+            sys.stderr.write(f"symfonic: server process {ended[0].pid} stopped (status "
+                             f"{ended[0].returncode}); stopping the others\n")
+            stop(signal.SIGTERM, None)
+        time.sleep(POLL)
+    bad = [child.returncode for child in children if child.returncode not in (0, 130)]
+    raise SystemExit(0 if not bad else bad[0] if bad[0] > 0 else 1)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    listening = socket.socket(family, kind, proto)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listening.bind(address)
+    listening.listen(BACKLOG)
+    listening.set_inheritable(True)
+    return listening
