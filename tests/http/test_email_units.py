@@ -104,8 +104,11 @@ def test_a_new_pause_mails_its_audience_with_an_address_once_each() -> None:
                           EVERYONE)) == ["bob", "lea"]
 
 
-def test_an_open_audience_mails_nobody() -> None:
+def test_an_open_audience_mails_nobody_until_an_escalation_names_people() -> None:
     assert recipients(record(()), PAUSE_CREATED, {}, EVERYONE) == []
+    assert recipients(record(()), PAUSE_REMINDED, {}, EVERYONE) == []
+    step = {"step": {"kind": "escalate", "to": ["group:finance-leads"]}}
+    assert ids(recipients(record(()), PAUSE_ESCALATED, step, EVERYONE)) == ["lea"]
 
 
 def test_the_requester_who_may_not_answer_is_not_mailed() -> None:

@@ -73,12 +73,14 @@ def serve_processes(count: int, *, host: str, port: int,
 
     stopping = False
 
-    def stop(signum: int, _frame: object) -> None:
+    def stop(_signum: int, _frame: object) -> None:
+        # SIGTERM, whatever came: a Ctrl-C in a terminal reaches the children too, and a second
+        # SIGINT would make uvicorn cut its connections instead of draining them.
         nonlocal stopping
         stopping = True
         for child in children:
             if child.poll() is None:
-                child.send_signal(signal.SIGTERM if signum == signal.SIGTERM else signal.SIGINT)
+                child.send_signal(signal.SIGTERM)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

@@ -7,11 +7,12 @@ person to reach and returns. Who:
 - **made**: every person the pause's audience admits (``person:`` entries, and every person of a
   ``group:``), as the tenant's live person keys describe them now;
 - **reminded**: the same people, less those who already approved (a quorum's voters);
-- **escalated**: the people the escalation added, less those the audience already had (they were
-  told already);
+- **escalated**: the people the escalation named, less those the audience already had (they were
+  told already); for a pause anyone of its tenant may answer, which an escalation leaves open,
+  the people it named;
 - never the person who asked, when the pause refuses their answer; never somebody without an
-  email address; nobody at all for a pause anyone of its tenant may answer (an open audience names
-  no one: tell a team through a webhook), nor once the pause is no longer waiting.
+  email address; nobody when a pause anyone of its tenant may answer is made or reminded (an open
+  audience names no one: tell a team through a webhook), nor once the pause is no longer waiting.
 
 An entry's id is ``email:<pause>:<announcement>:<person>``: written again by a retried fan-out,
 it is the same entry (:meth:`Outbox.add` ignores it), and a pause's entries share a prefix.
@@ -49,7 +50,7 @@ def recipients(record: PauseRecord, topic: str, facts: dict[str, Any], people: I
                voted: Iterable[str] = ()) -> list[Person]:
     """Who to mail about ``record``'s announcement of ``topic`` (see the module's docstring)."""
     policy = policy_of(record)
-    if policy.open or topic not in ANNOUNCED:
+    if topic not in ANNOUNCED or (policy.open and topic != PAUSE_ESCALATED):
         return []
     if topic == PAUSE_ESCALATED:
         added = AnswerPolicy(audience=tuple(facts.get("step", {}).get("to", ())))
