@@ -24,7 +24,7 @@ import jwt as pyjwt
 from joserfc import jws
 from joserfc.jwk import OctKey
 
-from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, _check_canonical, _claims_of
+from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, _canonical_segments, _claims_of
 
 SECRET = "a-long-random-secret-for-the-bench"
 BLOCK, BLOCKS = 20_000, 7
@@ -50,7 +50,7 @@ def candidates() -> dict[str, tuple[Callable[[], str], Callable[[str], Any]]]:
         return pyjwt.encode(payload, raw, algorithm="HS256", headers={"kid": kid})
 
     def pyjwt_verify(token: str) -> Any:
-        _check_canonical(token)
+        _canonical_segments(token)
         return _claims_of(pyjwt.decode(token, raw, algorithms=["HS256"],
                                        options={"verify_exp": False, "verify_iat": False}))
 
@@ -63,7 +63,7 @@ def candidates() -> dict[str, tuple[Callable[[], str], Callable[[str], Any]]]:
     def joserfc_verify(token: str) -> Any:
         import json
 
-        _check_canonical(token)
+        _canonical_segments(token)
         return _claims_of(json.loads(jws.deserialize_compact(token, oct_key).payload))
 
     return {"PyJWT": (pyjwt_sign, pyjwt_verify), "joserfc": (joserfc_sign, joserfc_verify),
@@ -78,7 +78,7 @@ class PyJWTKeys(TokenKeys):
                             headers={"kid": self.signing_kid})
 
     def decode(self, token: str, now: float) -> PauseClaims:
-        _check_canonical(token)
+        _canonical_segments(token)
         kid = pyjwt.get_unverified_header(token)["kid"]
         made = _claims_of(pyjwt.decode(token, self._keys[kid], algorithms=["HS256"],
                                        options={"verify_exp": False, "verify_iat": False}))

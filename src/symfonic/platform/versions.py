@@ -20,20 +20,18 @@ check --app NEW`` run it against the definitions about to be deployed. It lives 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from symfonic.agent import AgentSpec
-from symfonic.platform.continuation.contract import contract_changes, upgrade_of
+from symfonic.platform.continuation.contract import How, judged
 from symfonic.services.ledger import WaitingContract
 from symfonic.stores.opening import Store
 
 __all__ = ["CompatibilityReport", "ServedVersions", "Verdict", "judge", "resuming_version",
            "served_versions"]
-
-How = Literal["own_version", "upgrade", "compatible_with", "contract_kept", "refused"]
-
 
 def served_versions(agents: Sequence[AgentSpec],
                     retired: Sequence[AgentSpec] = ()) -> dict[str, tuple[AgentSpec, ...]]:
@@ -174,42 +172,26 @@ class CompatibilityReport:
 
 async def judge(versions: Mapping[str, Sequence[AgentSpec]],
                 groups: Sequence[WaitingContract]) -> CompatibilityReport:
-    """What ``versions`` (by agent name, the current one first) would do to each group."""
-    listed: dict[str, Any] = {}
-    verdicts = []
-    for group in groups:
-        verdicts.append(await _verdict(versions, group, listed))
+    """What ``versions`` (by agent name, the current one first) would do to each group: the
+    version a resume would pick (:func:`resuming_version`), judged as a resume judges
+    (:func:`~symfonic.platform.continuation.contract.judged`)."""
+    verdicts = [await _verdict(versions, group) for group in groups]
     verdicts.sort(key=lambda v: (v.agent, v.refused, v.paused_pin, v.interaction))
     return CompatibilityReport(tuple(verdicts))
 
 
-async def _verdict(versions: Mapping[str, Sequence[AgentSpec]], group: WaitingContract,
-                   listed: dict[str, Any]) -> Verdict:
+async def _verdict(versions: Mapping[str, Sequence[AgentSpec]], group: WaitingContract) -> Verdict:
     name = group.pin.partition("@")[0]
-
-    def verdict(how: How, resumed_by: str | None, why: str = "",
-                changes: Sequence[str] = ()) -> Verdict:
-        return Verdict(agent=name, paused_pin=group.pin, interaction=group.name,
-                       count=group.count, how=how, resumed_by=resumed_by, why=why,
-                       changes=tuple(changes))
-
+    facts = Verdict(agent=name, paused_pin=group.pin, interaction=group.name, count=group.count,
+                    how="refused", resumed_by=None)
     served = versions.get(name)
     if not served:
-        return verdict("refused", None, f"no agent named {name!r} is served")
+        return dataclasses.replace(facts, why=f"no agent named {name!r} is served")
     spec = resuming_version(served, group.pin)
-    if spec.pin == group.pin:
-        return verdict("own_version", spec.pin)
-    if upgrade_of(spec, group.pin) is not None:
-        return verdict("upgrade", spec.pin)
-    if spec.accepts_pin(group.pin):
-        return verdict("compatible_with", spec.pin)
-    if group.tools is None:
-        return verdict("refused", None, "stored before contracts: only its own definition "
-                                        "resumes it, or one that names its pin in compatible_with")
-    if spec.pin not in listed:
-        listed[spec.pin] = await spec.listed_tools()
-    changes = contract_changes(spec, group, listed[spec.pin])
-    if changes:
-        return verdict("refused", None, f"{spec.pin} changed what resuming them depends on",
-                       changes)
-    return verdict("contract_kept", spec.pin)
+    how, changes = await judged(spec, group)
+    if how != "refused":
+        return dataclasses.replace(facts, how=how, resumed_by=spec.pin)
+    why = (f"{spec.pin} changed what resuming them depends on" if changes else
+           "stored before contracts: only its own definition resumes it, or one that names its "
+           "pin in compatible_with")
+    return dataclasses.replace(facts, why=why, changes=tuple(changes))

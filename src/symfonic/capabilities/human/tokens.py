@@ -143,11 +143,6 @@ class TokenKeys:
         return claims
 
 
-def _check_canonical(token: str) -> None:
-    """Accept only the one encoding we mint (see :func:`_canonical_segments`)."""
-    _canonical_segments(token)
-
-
 def _canonical_segments(token: str) -> tuple[bytes, bytes, bytes]:
     """The header, claims and signature bytes of ``token``, decoded once, accepting only the one
     encoding we mint: three unpadded base64url segments, each exactly as its bytes encode.

@@ -25,17 +25,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from symfonic.agent import AgentSpec
 from symfonic.capabilities.human.tool_input import stored_spec
+from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.platform.continuation.recovery import spec_interactions
 from symfonic.services.turn_state import TurnState
 from symfonic.tools import Tool
 from symfonic.upgrades import Upgrade, upgrade_for
 
-__all__ = ["Contract", "contract_changes", "shape", "upgrade_of", "upgraded"]
+__all__ = ["Contract", "How", "contract_changes", "judged", "shape", "upgrade_of", "upgraded"]
 
+How = Literal["own_version", "upgrade", "compatible_with", "contract_kept", "refused"]
+"""How a definition takes a pause of another (or its own): see :func:`judged`."""
 _WORDING = frozenset({"description", "title", "examples", "$comment"})
 
 
@@ -52,6 +55,9 @@ class Contract(Protocol):
     """What a pause's contract is read from: its ledger row, or a group of alike rows."""
 
     @property
+    def pin(self) -> str: ...
+
+    @property
     def name(self) -> str: ...
 
     @property
@@ -64,25 +70,44 @@ class Contract(Protocol):
     def tools(self) -> dict[str, dict[str, Any]] | None: ...
 
 
+async def judged(spec: AgentSpec, contract: Contract) -> tuple[How, list[str]]:
+    """Whether ``spec`` resumes the pauses of ``contract`` and how, in the order a resume asks:
+    the very definition that made them, one that declares an upgrade for them or vouches for
+    their pin, one that keeps their contract; else ``refused``, with the contract's changes
+    (none for a pause stored before contracts, which only its pin vouches for). The resume
+    (:mod:`.resuming`) and the pre-deploy check (:mod:`symfonic.platform.versions`) both ask
+    here, so the check predicts what a resume does."""
+    if spec.pin == contract.pin:
+        return "own_version", []
+    if upgrade_of(spec, contract.pin) is not None:
+        return "upgrade", []
+    if spec.accepts_pin(contract.pin):
+        return "compatible_with", []
+    if contract.tools is None:
+        return "refused", []
+    changes = contract_changes(spec, contract, await spec.listed_tools())
+    return ("refused", changes) if changes else ("contract_kept", [])
+
+
 def contract_changes(spec: AgentSpec, contract: Contract, tools: Sequence[Tool]) -> list[str]:
     """What ``spec`` (with its listed ``tools``) changed of a pause's ``contract``; empty when
     it may resume the pause. A tool's request for input carries its own answer schema, which no
     definition declares: only its tools are compared."""
+    declared = spec_interactions(spec, tools)
     changes: list[str] = []
     if stored_spec(contract.name, contract.kind, contract.answer_schema) is None:
-        changes += _interaction_changes(spec, contract, tools)
+        changes += _interaction_changes(declared.get(contract.name), contract)
     offered = {t.schema.name: t.schema.parameters for t in tools}
     # A question or an interrupt is offered to the model as a tool of the capability's, not one
     # of the agent's: the interaction's own check covers it (an approval gates a real tool).
-    asked = {name for name, declared in spec_interactions(spec, tools).items()
-             if declared.purpose != "approval"}
+    asked = {name for name, interaction in declared.items() if interaction.purpose != "approval"}
     for name, before in sorted((contract.tools or {}).items()):
         if name in asked:
             continue
         if name not in offered:
             changes.append(f"the tool {name} of the paused round is gone")
         else:
-            changes += _parameter_changes(name, before, offered[name])
+            changes += _object_changes(name, "parameter", before, offered[name])
     return changes
 
 
@@ -101,18 +126,13 @@ def upgraded(state: TurnState, upgrade: Upgrade) -> TurnState:
         for call in state.round))
 
 
-def _interaction_changes(spec: AgentSpec, contract: Contract, tools: Sequence[Tool]) -> list[str]:
-    declared = spec_interactions(spec, tools).get(contract.name)
+def _interaction_changes(declared: InteractionSpec | None, contract: Contract) -> list[str]:
     if declared is None:
         return [f"the interaction {contract.name} is no longer declared"]
     if declared.kind != contract.kind:
         return [f"{contract.name} is now {_a(declared.kind)}, not {_a(contract.kind)}"]
     return _object_changes(f"the answer to {contract.name}", "field",
                            contract.answer_schema or {}, declared.answer_schema or {})
-
-
-def _parameter_changes(tool: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    return _object_changes(tool, "parameter", before, after)
 
 
 def _object_changes(owner: str, noun: str, before: Mapping[str, Any],

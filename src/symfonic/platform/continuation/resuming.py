@@ -51,7 +51,7 @@ from symfonic.platform.continuation.claimed import (
     ClaimedTurn,
     ResumeStream,
 )
-from symfonic.platform.continuation.contract import contract_changes, upgrade_of, upgraded
+from symfonic.platform.continuation.contract import judged, upgrade_of, upgraded
 from symfonic.platform.continuation.recovery import interactions, recovered_round
 from symfonic.platform.continuation.refusals import (
     paused_call,
@@ -266,11 +266,12 @@ class LedgerContinuation:
         store = await self._store()
         record, state = await _both(self._record(store, claims),
                                     store.checkpoints.load_state(claims.checkpoint))
+        how, changes = await judged(agent.spec, record)
+        if how == "refused":
+            raise IncompatibleDefinition(record.pin, agent.spec.pin, changes)
         upgrade = upgrade_of(agent.spec, record.pin)
-        if upgrade is not None:  # declared for that definition: carried over, not judged
-            state = None if state is None else upgraded(state, upgrade)
-        elif not agent.spec.accepts_pin(claims.pin):
-            await _check_contract(agent, record)
+        if upgrade is not None and state is not None:  # carried over to this definition
+            state = upgraded(state, upgrade)
         return claims, scope, agent, store, record, state
 
     async def _resume_stream(self, token: str, answer: Any, answered_by: str | None,
@@ -461,20 +462,6 @@ def reachable() -> Iterator[None]:
         yield
     except StoreUnavailable as down:
         raise ContinuationUnavailable(f"the store is unreachable: {down}") from down
-
-
-async def _check_contract(agent: Agent, record: PauseRecord) -> None:
-    """Refuse a pause made by another definition unless this one keeps its contract
-    (:mod:`.contract`); a pause stored before contracts only by its pin, as then.
-
-    Raises:
-        IncompatibleDefinition: with what changed, or, for an older pause, its pin.
-    """
-    if record.tools is None:
-        raise IncompatibleDefinition(record.pin, agent.spec.pin)
-    changes = contract_changes(agent.spec, record, await agent.spec.listed_tools())
-    if changes:
-        raise IncompatibleDefinition(record.pin, agent.spec.pin, changes)
 
 
 def answer_spec(agent: Agent, record: PauseRecord, tools: Sequence[Tool]) -> InteractionSpec:

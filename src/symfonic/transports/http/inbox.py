@@ -51,6 +51,8 @@ from symfonic.transports.http.accounts.sign_ins import SignedInPerson
 from symfonic.transports.http.auth import ApiKey, answerer_of
 from symfonic.transports.http.errors import REFUSALS, Refusal, problem_of
 from symfonic.transports.http.inbox_access import (
+    browser_session,
+    checked,
     linked_pause,
     read_form,
     session_of,
@@ -108,10 +110,11 @@ async def inbox(request: Request, after: str | None = None,
     person may answer now, those they took for review (``view=assigned``), or (``view=all``) all
     of them."""
     service = service_of(request)
-    linked = await linked_pause(service, request)
+    found = await browser_session(service, request)
+    linked = await linked_pause(service, found)
     if linked is not None:  # a link's session has one page
         return RedirectResponse(f"/inbox/pauses/{linked}", status_code=303)
-    signed_in = await session_of(service, request)
+    signed_in = checked(service, request, found)
     if signed_in is None:
         return html(pages.login(oidc=service.oidc is not None))
     session, key = signed_in
@@ -173,7 +176,7 @@ async def signed_in_at(service: Service, request: Request, target: str, key_id: 
                        person: SignedInPerson | None = None) -> RedirectResponse:
     """Open the browser's session (for a key, or a person a provider vouched for) and send it to
     ``target``, an inbox page. One session per browser: signing in again ends the last one."""
-    previous = await service.sessions.find(request.cookies.get(COOKIE, ""))
+    previous = await browser_session(service, request)
     if previous is not None:
         await service.sessions.close(previous)
     response = RedirectResponse(target if local(target) else "/inbox", status_code=303)

@@ -21,19 +21,28 @@ from symfonic.transports.http.service import Service
 from symfonic.transports.http.sessions import COOKIE, Session
 
 
-async def linked_pause(service: Service, request: Request) -> str | None:
-    """The token of the one pause of a link's session; None for any other browser."""
-    session = await service.sessions.find(request.cookies.get(COOKIE, ""))
+async def linked_pause(service: Service, session: Session | None) -> str | None:
+    """The token of the one pause of a link's ``session``; None for any other session."""
     signed = None if session is None else session.person
     if signed is None or signed.pause is None:
         return None
     return await service.host.token_of(signed.pause, Scope(tenant=signed.tenant))
 
 
+async def browser_session(service: Service, request: Request) -> Session | None:
+    """The session the browser's cookie names, live, unchecked for this request (one read)."""
+    return await service.sessions.find(request.cookies.get(COOKIE, ""))
+
+
 async def session_of(service: Service, request: Request) -> tuple[Session, ApiKey] | None:
     """The browser's live session and the key it stands for, while both are valid and the
     request is within the session's reach (:func:`within_reach`)."""
-    session = await service.sessions.find(request.cookies.get(COOKIE, ""))
+    return checked(service, request, await browser_session(service, request))
+
+
+def checked(service: Service, request: Request,
+            session: Session | None) -> tuple[Session, ApiKey] | None:
+    """:func:`session_of` for a session already read."""
     if session is None:
         return None
     key = principal_of(service, session)

@@ -39,9 +39,9 @@ from symfonic.transports.http.inbox import (
     problem_page,
     signed_in_at,
 )
-from symfonic.transports.http.inbox_access import principal_of, read_form
+from symfonic.transports.http.inbox_access import browser_session, principal_of, read_form
 from symfonic.transports.http.service import Service, service_of
-from symfonic.transports.http.sessions import COOKIE, cross_site
+from symfonic.transports.http.sessions import cross_site
 
 router = APIRouter(tags=["inbox"])
 LINK_ISSUER = "email-link"
@@ -118,7 +118,7 @@ def _person(service: Service, link: InboxLink) -> Person:
 
 async def _check_browser(service: Service, request: Request, link: InboxLink) -> None:
     """A browser signed in as somebody else keeps its session: the link is not theirs."""
-    current = await service.sessions.find(request.cookies.get(COOKIE, ""))
+    current = await browser_session(service, request)
     if current is None:
         return
     key = principal_of(service, current)
