@@ -14,6 +14,12 @@ settings, tools added, tools the round does not call, the output type, a tool's 
 change to the contract is refused by name (:func:`contract_changes`), for example "issue_refund's
 parameter `amount` changed type from number to string", and changes nothing.
 
+This departs from DESIGN.md's rule 9 ("resuming under a different definition is refused ...
+unless the definition declares itself compatible"), as issue #31 asks: refusing every other
+definition stranded each waiting pause at a one-word prompt change, and the person's answer with
+it. The pin is still recorded and ``compatible_with`` still vouches; what a definition no longer
+has to declare is a change that cannot misread the stored turn.
+
 Schemas are compared for what a value must be, not how it is described: ``description``,
 ``title`` and ``examples`` are left out. A tool may gain optional parameters and an answer
 optional fields (what was stored, and what a person fills in the form the pause was made with,
