@@ -75,7 +75,10 @@ async def test_a_dropped_connection_mid_stream_is_unavailable(standin: StandIn,
     standin.enqueue(MidStreamFailure(Turn(Text("abcdef", pieces=3)), after_deltas=1, mode="drop"))
     with pytest.raises(ModelUnavailable, match="broke mid-stream") as failed:
         await _ask(anthropic_client.with_options(max_retries=2))
-    assert isinstance(failed.value.__cause__, httpx2.HTTPError)
+    transport = failed.value.__cause__  # raw before SDK 2.17, wrapped as APIConnectionError from then on
+    if isinstance(transport, anthropic.APIConnectionError):
+        transport = transport.__cause__
+    assert isinstance(transport, httpx2.HTTPError)
     assert len(standin.requests) == 1  # nothing is sent again once output has streamed
 
 

@@ -206,7 +206,8 @@ async def test_error_event_mid_stream_surfaces_in_the_sdk(standin: StandIn, anth
 async def test_dropped_connection_mid_stream_surfaces_in_the_sdk(standin: StandIn,
                                                                  anthropic_client: Client) -> None:
     standin.enqueue(MidStreamFailure(Turn(Text("abcdef", pieces=3)), after_deltas=1, mode="drop"))
-    # This SDK does not wrap transport errors raised while a stream is read: an adapter must catch them.
-    with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
+    # SDKs before 2.17 let the transport's error out raw; later ones wrap it as APIConnectionError.
+    with pytest.raises((httpx2.RemoteProtocolError, anthropic.APIConnectionError),
+                       match="incomplete chunked read"):
         async with anthropic_client.messages.stream(model=MODEL, max_tokens=100, messages=HELLO) as stream:
             await stream.get_final_message()

@@ -3,9 +3,10 @@
 An HTTP error is classed by its status. An ``error`` event in the middle of a stream arrives on a
 response whose status was 200, so the SDK's exception carries 200 and only the error's ``type``
 (``overloaded_error``, ``rate_limit_error``...) says what happened: it is classed by that type.
-Transport errors raised while a stream is read are not wrapped by this SDK (``httpx2``'s own
-exceptions reach the caller), so they are mapped here too: a dropped connection is the provider
-being unavailable, never a reason to send the request again once words have streamed.
+Transport errors raised while a stream is read reach the caller raw (``httpx2``'s own exceptions)
+from SDKs before 2.17, and wrapped as ``APIConnectionError`` from 2.17 on; the caller says which
+side of the first event it was on, so both read as the stream breaking. A dropped connection is
+the provider being unavailable, never a reason to send the request again once words have streamed.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ ERROR_TYPES: dict[str, type[ProviderError]] = {
 """The Messages API's error types (the body's ``error.type``); an unknown one is unavailability."""
 
 
-def to_model_error(error: BaseException) -> ProviderError | None:
+def to_model_error(error: BaseException, *, mid_stream: bool = False) -> ProviderError | None:
     """The symfonic error for an SDK or transport failure; ``None`` for anything else.
 
     By then the SDK has spent its own retries (``max_retries``: before any response body only).
+    ``mid_stream`` is true when the failure came while events were read, after the response
+    began: a connection error there is a broken stream, not an unreachable server.
     """
     if isinstance(error, anthropic.APIStatusError):
         kind = error.type or "error"
@@ -54,13 +57,14 @@ def to_model_error(error: BaseException) -> ProviderError | None:
                 provider=PROVIDER, status_code=error.status_code)
         return ERROR_TYPES.get(kind, ModelUnavailable)(
             f"Anthropic failed mid-stream ({kind}): {detail}", provider=PROVIDER)
-    if isinstance(error, anthropic.APIConnectionError):  # timeouts included
+    if isinstance(error, anthropic.APIConnectionError) and not mid_stream:  # timeouts included
         return ModelUnavailable(f"Anthropic could not be reached: {error.message}", provider=PROVIDER)
     if isinstance(error, anthropic.APIResponseValidationError):
         return ModelUnavailable(f"Anthropic sent a reply this SDK could not read: {error.message}",
                                 provider=PROVIDER, status_code=error.status_code)
-    if isinstance(error, httpx2.HTTPError):
-        return ModelUnavailable(f"the connection to Anthropic broke mid-stream: {error!r}",
+    if isinstance(error, httpx2.HTTPError | anthropic.APIConnectionError):
+        cause = error.__cause__ if isinstance(error.__cause__, httpx2.HTTPError) else error
+        return ModelUnavailable(f"the connection to Anthropic broke mid-stream: {cause!r}",
                                 provider=PROVIDER)
     if isinstance(error, anthropic.CredentialsError) or (
             # No key, token or credentials anywhere: the SDK says so with a TypeError, before sending.

@@ -95,7 +95,7 @@ class AnthropicModel:
                     if text:
                         yield TextChunk(text)
         except _FAILURES as error:
-            mapped = to_model_error(error)
+            mapped = to_model_error(error, mid_stream=True)
             if mapped is None:
                 raise
             raise mapped from error
