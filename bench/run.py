@@ -52,7 +52,8 @@ from bench.symfonic_side import SCOPE, OtherHostSubject, SymfonicSubject
 from bench.targets import Check, fastest_langgraph
 from bench.tracing import TracingResult, measure_tracing, tracing_section, tracing_table
 from bench.workload import CONCURRENCY, HISTORIES, Plan
-from symfonic.stores import sql
+from symfonic.services.conversation import TranscriptTail
+from symfonic.stores import sql_transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -154,11 +155,13 @@ async def _decoding(subject: SymfonicSubject, count: int = 5000) -> tuple[float,
     session = f"decoding-{time.monotonic_ns()}"
     await subject.seed(session, count)
     store = await subject.host.store()
-    rows = [(sql.dump_json(message.to_dict()),) for message in await store.transcripts.load(SCOPE, session)]
+    stored = tuple(await store.transcripts.load(SCOPE, session))
+    rows = [(seq, span, body) for _, _, seq, span, body in sql_transcripts.message_rows(
+        TranscriptTail(scope=SCOPE, session_id=session, start=0, messages=stored))]
     decoding, reading = [], []
     for _ in range(15):
         started = time.perf_counter()
-        sql.messages_of(rows)
+        sql_transcripts.messages_of(rows)
         decoding.append(time.perf_counter() - started)
         started = time.perf_counter()
         await store.transcripts.load(SCOPE, session)

@@ -172,7 +172,7 @@ class Snapshot:
     checkpoints: dict[str, dict[str, Any]]
     """Turn states by checkpoint id."""
     messages: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
-    """(seq, message) in order, by (scope, session)."""
+    """(position, message) in order, by (scope, session)."""
 
     def pause_of(self, session_id: str) -> PauseRow | None:
         rows = [p for p in self.pauses if p.session_id == session_id]
@@ -190,9 +190,13 @@ def snapshot(fetch: Fetch) -> Snapshot:
                    for row in fetch("SELECT checkpoint_id, scope, session_id, state "
                                     "FROM symfonic_checkpoints")}
     messages: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
-    for scope, session, seq, body in fetch("SELECT scope, session_id, seq, body FROM "
-                                           "symfonic_messages ORDER BY scope, session_id, seq"):
-        messages.setdefault((scope, session), []).append((int(seq), json.loads(body)))
+    for scope, session, seq, span, body in fetch(
+            "SELECT scope, session_id, seq, span, body FROM symfonic_messages "
+            "ORDER BY scope, session_id, seq"):
+        # A row holds an appended segment (a JSON array), or one message when stored before it.
+        segment = [json.loads(body)] if span is None else json.loads(body)
+        messages.setdefault((scope, session), []).extend(
+            (int(seq) + offset, message) for offset, message in enumerate(segment))
     return Snapshot(pauses, checkpoints, messages)
 
 

@@ -32,15 +32,15 @@ from tests.durability.workers import AGENT, APPROVE, TENANT, open_host
 
 PAUSE_KILL_POINTS: dict[str, dict[str, Any]] = {
     "before_begin": {"kill": ["BEGIN IMMEDIATE"]},
-    "before_first_message": {"kill": ["INSERT INTO symfonic_messages"]},
-    "mid_transcript": {"kill": ["INSERT INTO symfonic_messages"] * 3},
+    "before_transcript": {"kill": ["INSERT INTO symfonic_messages"]},
     "before_checkpoint": {"kill": ["INSERT INTO symfonic_checkpoints"]},
     "before_ledger_row": {"kill": ["INSERT INTO symfonic_pauses"]},
     "before_commit": {"kill": ["INSERT INTO symfonic_pauses", "COMMIT"]},
     "after_commit": {"kill_after": True},
 }
-"""Where the pausing child dies. The pause's transaction is ``BEGIN IMMEDIATE``, the four
-transcript rows, the checkpoint, the ledger row, ``COMMIT``; the trace fires before each runs."""
+"""Where the pausing child dies. The pause's transaction is ``BEGIN IMMEDIATE``, the transcript's
+row (the turn's four messages, one segment), the checkpoint, the ledger row, ``COMMIT``; the trace
+fires before each runs."""
 
 CLAIM = "UPDATE symfonic_pauses SET status = 'claimed'"
 OUTCOME = "UPDATE symfonic_pauses SET status = 'completed'"

@@ -33,7 +33,7 @@ from symfonic.kernel.messages import MESSAGE_FORMAT, ProviderItems
 from symfonic.kernel.tool_contract import ToolSchema
 from symfonic.models import FunctionModel
 from symfonic.services.conversation import StoredFormatError
-from symfonic.stores.sql import messages_of
+from symfonic.stores.sql_transcripts import messages_of
 
 ACME = Scope(tenant="acme")
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "messages"
@@ -146,7 +146,7 @@ async def test_provider_items_are_stored_with_the_assistant_message(sqlite_url: 
 @pytest.mark.parametrize("version", range(1, MESSAGE_FORMAT + 1))
 def test_every_golden_message_format_still_loads_and_round_trips(version: int) -> None:
     stored = json.loads((GOLDEN / f"v{version}.json").read_text())
-    messages = messages_of([(json.dumps(m),) for m in stored])
+    messages = messages_of([(seq, None, json.dumps(m)) for seq, m in enumerate(stored)])
     assert [Message.from_dict(m) for m in stored] == messages
     assert [m.to_dict() for m in messages] == stored  # each is written in the lowest format that holds it
     if version == 2:
@@ -155,4 +155,4 @@ def test_every_golden_message_format_still_loads_and_round_trips(version: int) -
 
 def test_a_newer_message_format_is_refused_by_the_store() -> None:
     with pytest.raises(StoredFormatError, match="upgrade symfonic"):
-        messages_of([(json.dumps({"v": MESSAGE_FORMAT + 1, "role": "user", "content": "x"}),)])
+        messages_of([(0, 1, json.dumps([{"v": MESSAGE_FORMAT + 1, "role": "user", "content": "x"}]))])

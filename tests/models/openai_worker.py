@@ -99,11 +99,13 @@ def stored_transcript(db: Path) -> list[dict[str, Any]]:
     """The session's messages as stored, read the way a new process would read the file."""
     connection = sqlite3.connect(db)
     try:
-        rows = connection.execute("SELECT body FROM symfonic_messages WHERE session_id = ? ORDER BY seq",
-                                  (SESSION,)).fetchall()
+        rows = connection.execute("SELECT span, body FROM symfonic_messages WHERE session_id = ? "
+                                  "ORDER BY seq", (SESSION,)).fetchall()
     finally:
         connection.close()
-    return [json.loads(body) for (body,) in rows]
+    # Each row is an appended segment, a JSON array of its messages.
+    return [message for span, body in rows
+            for message in ([json.loads(body)] if span is None else json.loads(body))]
 
 
 if __name__ == "__main__":

@@ -190,17 +190,57 @@ async def test_compatible_with_still_vouches_for_a_pin(url: str) -> None:
         assert (await host.continuation.resume(token, APPROVE)).status == "completed"
 
 
-GOLDEN = Path(__file__).parents[1] / "fixtures" / "ledger" / "schema19_paused_refund"
+GOLDENS = Path(__file__).parents[1] / "fixtures" / "ledger"
+GOLDEN = GOLDENS / "schema19_paused_refund"
 """A refund paused by symfonic at schema 19, before contracts (``.sql``: the database's dump;
-``.json``: its token, the pin that made it, and the moment it was made)."""
+``.json``: its token, the pin that made it, and the moment it was made). Its transcript is one
+message per row, as every transcript was before schema 21."""
+SEGMENTS = GOLDENS / "schema21_segments"
+"""The same refund paused at schema 21, after 70 earlier messages appended at once: its
+transcript is rows of segments (64 and 6 earlier messages, then the paused turn's 4)."""
 GOLDEN_SECRET = "a-long-random-secret-for-goldens"
 
 
-def golden_database(tmp_path: Path) -> tuple[str, dict[str, Any]]:
-    path = tmp_path / "before-contracts.db"
+def golden_database(tmp_path: Path, golden: Path = GOLDEN) -> tuple[str, dict[str, Any]]:
+    path = tmp_path / f"{golden.name}.db"
     with closing(sqlite3.connect(path)) as connection:
-        connection.executescript(GOLDEN.with_suffix(".sql").read_text())
-    return f"sqlite:///{path}", json.loads(GOLDEN.with_suffix(".json").read_text())
+        connection.executescript(golden.with_suffix(".sql").read_text())
+    return f"sqlite:///{path}", json.loads(golden.with_suffix(".json").read_text())
+
+
+def stored_rows(url: str) -> list[tuple[int, int | None]]:
+    with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as connection:
+        return connection.execute("SELECT seq, span FROM symfonic_messages ORDER BY seq").fetchall()
+
+
+async def test_a_transcript_stored_a_message_per_row_reads_on_with_segments_after_it(
+        tmp_path: Path) -> None:
+    url, golden = golden_database(tmp_path)
+    async with Host.open(url, agents=[base()], secret=GOLDEN_SECRET,
+                         clock=ManualClock(golden["now"] + 60)) as host:
+        before = await host.conversation(golden["token"])
+        outcome = await host.continuation.resume(golden["token"], APPROVE)
+        assert outcome.status == "completed"
+        after = await (await host.store()).transcripts.load(ACME, "s1")
+    assert list(after[:len(before)]) == before and before[0].content == "refund order 42"
+    assert [m.role for m in after[len(before):]] == ["tool", "assistant"]
+    # the tool's result is stored as it completes, the reply with the outcome: a segment each
+    assert stored_rows(url) == [(0, None), (1, None), (2, None), (3, None), (4, 1), (5, 1)]
+
+
+async def test_a_transcript_stored_in_segments_reads_and_resumes(tmp_path: Path) -> None:
+    url, golden = golden_database(tmp_path, SEGMENTS)
+    assert stored_rows(url) == [(0, 64), (64, 6), (70, 4)]
+    async with Host.open(url, agents=[base()], secret=GOLDEN_SECRET,
+                         clock=ManualClock(golden["now"] + 60)) as host:
+        shown = await host.conversation(golden["token"])
+        assert [m.content for m in shown[:golden["history"]]] == [
+            f"earlier message {n}" for n in range(golden["history"])]
+        assert shown[golden["history"]].content == "refund order 42" and len(shown) == 74
+        assert [m.content for m in await (await host.store()).transcripts.load(
+            ACME, "s1", start=62, upto=66)] == [f"earlier message {n}" for n in range(62, 66)]
+        outcome = await host.continuation.resume(golden["token"], APPROVE)
+        assert outcome.status == "completed" and "Refunded 59.90" in (outcome.output or "")
 
 
 async def test_a_pause_stored_before_contracts_keeps_its_old_meaning(tmp_path: Path) -> None:

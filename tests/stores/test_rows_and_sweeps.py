@@ -9,38 +9,59 @@ from typing import Any
 import pytest
 
 from symfonic.kernel.messages import Message, ToolCall
-from symfonic.services.conversation import StoredFormatError
+from symfonic.services.conversation import StoredFormatError, TranscriptTail
 from symfonic.services.ledger import sweep
-from symfonic.stores import sql
+from symfonic.stores import sql, sql_transcripts
 from symfonic.stores.memory import MemoryDatabase, MemoryStore
 from symfonic.stores.memory.ledger import MemoryLedger
-from symfonic.testing.pauses import NOW, pause_issue
+from symfonic.testing.pauses import ACME, NOW, pause_issue
 
 
-def rows(*messages: Message) -> list[tuple[str]]:
-    return [(sql.dump_json(message.to_dict()),) for message in messages]
+def rows(*messages: Message) -> list[tuple[str, str, int, int, str]]:
+    return sql_transcripts.message_rows(TranscriptTail(scope=ACME, session_id="s", start=0,
+                                                       messages=messages))
+
+
+def readable(rows: list[tuple[str, str, int, int, str]]) -> list[tuple[int, int | None, str]]:
+    """Stored rows as the load reads them: (seq, span, body)."""
+    return [(seq, span, body) for _, _, seq, span, body in rows]
 
 
 def test_plain_and_rich_messages_read_back_equal() -> None:
     written = (Message("user", "hi"), Message("assistant", "", (ToolCall(id="c1", name="look",
                                                                           arguments={"n": 1}),)),
                Message("tool", "42", tool_call_id="c1"))
-    assert sql.messages_of(rows(*written)) == list(written)
+    assert sql_transcripts.messages_of(readable(rows(*written))) == list(written)
 
 
 def test_what_only_the_standard_parser_reads_is_still_read() -> None:
     # json.dumps writes NaN for a float argument; orjson refuses it, the fallback reads it.
     call = ToolCall(id="c1", name="measure", arguments={"value": math.nan, "big": 2 ** 70})
-    [read] = sql.messages_of(rows(Message("assistant", "", (call,))))
+    [read] = sql_transcripts.messages_of(readable(rows(Message("assistant", "", (call,)))))
     assert math.isnan(read.tool_calls[0].arguments["value"])
     assert read.tool_calls[0].arguments["big"] == 2 ** 70
 
 
 def test_a_row_that_is_no_message_is_refused() -> None:
     with pytest.raises(StoredFormatError):
-        sql.messages_of([('{"role":"wizard","content":"x"}',)])
+        sql_transcripts.messages_of([(0, None, '{"role":"wizard","content":"x"}')])
     with pytest.raises(StoredFormatError):
-        sql.messages_of([("not json",)])
+        sql_transcripts.messages_of([(0, None, "not json")])
+    with pytest.raises(StoredFormatError, match="spans say 3"):
+        sql_transcripts.messages_of([(0, 3, '[{"role":"user","content":"x"}]')])
+
+
+def test_rows_of_both_formats_read_as_one_transcript() -> None:
+    """Rows stored before schema 21 (one message each, ``span`` NULL) and segments after them."""
+    old = [(seq, None, sql.dump_json(Message("user", f"old {seq}").to_dict())) for seq in range(3)]
+    new = readable(sql_transcripts.message_rows(TranscriptTail(
+        scope=ACME, session_id="s", start=3, messages=tuple(
+            Message("user", f"new {n}") for n in range(sql_transcripts.MAX_SPAN + 5)))))
+    assert [span for _, span, _ in new] == [sql_transcripts.MAX_SPAN, 5]
+    every = [m.content for m in sql_transcripts.messages_of([*old, *new])]
+    assert every[:4] == ["old 0", "old 1", "old 2", "new 0"] and len(every) == 3 + 69
+    # a read from inside the first segment: its rows start before the range and run past it
+    assert [m.content for m in sql_transcripts.messages_of(new, 5, 7)] == ["new 2", "new 3"]
 
 
 class CountingLedger(MemoryLedger):

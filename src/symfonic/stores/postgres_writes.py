@@ -27,7 +27,7 @@ import psycopg
 from symfonic.services import audit_events
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import Finish
-from symfonic.stores import sql, sql_audit
+from symfonic.stores import sql, sql_audit, sql_transcripts
 
 Connection = psycopg.AsyncConnection[Any]
 Reader = Callable[[], Awaitable[None]]
@@ -54,8 +54,8 @@ FUNCTIONS = ((SIGNATURE, _BODY), (sql_audit.PG_SIGNATURE, sql_audit.PG_BODY))
 """The server-side functions the writes call: the checks, and the audit trail's append."""
 
 _POSITION = sql.to_format_style(
-    f"SELECT symfonic_expect(({sql.NEXT_SEQ}), ?, '{POSITION}', ?)")
-_INSERT_MESSAGE = sql.to_format_style(sql.INSERT_MESSAGE)
+    f"SELECT symfonic_expect(({sql_transcripts.NEXT_SEQ}), ?, '{POSITION}', ?)")
+_INSERT_MESSAGES = sql.to_format_style(sql_transcripts.INSERT_MESSAGES)
 _FINISH = sql.to_format_style(
     f"WITH finished AS ({sql.FINISH}) "
     f"SELECT symfonic_expect((SELECT COUNT(*) FROM finished), 1, '{UNCLAIMED}', ?), "
@@ -76,8 +76,8 @@ async def install(conn: Connection) -> None:
 async def append(conn: Connection, tail: TranscriptTail) -> None:
     """Queue the tail's rows behind the check of the transcript's length.
 
-    Rows at positions the session already holds fail on the primary key; the check catches the
-    other mistake, a gap (the session shorter than ``tail.start``).
+    A writer that raced another to the same position fails on the primary key; the check
+    catches the rest, a position the session has moved past or not yet reached.
     """
     if not tail.messages:
         return
@@ -85,7 +85,7 @@ async def append(conn: Connection, tail: TranscriptTail) -> None:
             f"{tail.start}")
     await conn.execute(_POSITION, (tail.scope.key, tail.session_id, tail.start, what))
     async with conn.cursor() as cursor:
-        await cursor.executemany(_INSERT_MESSAGE, sql.message_rows(tail))
+        await cursor.executemany(_INSERT_MESSAGES, sql_transcripts.message_rows(tail))
 
 
 async def finish(conn: Connection, outcome: Finish) -> None:

@@ -170,6 +170,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE symfonic_pauses ADD COLUMN tools TEXT",
     ),
+    (
+        "ALTER TABLE symfonic_messages ADD COLUMN span INTEGER",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -199,7 +202,10 @@ come (JSON), and when the next is due, indexed for the timers' poll. Version 18:
 trail indexed by pause, for a pause's own history. Version 19: the inbox links an email carried
 that were used (:mod:`symfonic.transports.email.links`), kept until they expire so that each signs
 in once. Version 20: the parameter schemas of a paused round's tools (JSON), the part of a pause's
-contract the row did not hold yet; NULL for a pause stored before, judged by its pin.
+contract the row did not hold yet; NULL for a pause stored before, judged by its pin. Version 21:
+a transcript row holds an appended segment, ``span`` messages from ``seq`` as a JSON array
+(:mod:`symfonic.stores.sql_transcripts`); NULL for the rows stored before, one message each,
+read as they are.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

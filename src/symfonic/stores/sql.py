@@ -5,7 +5,7 @@ them with :func:`to_format_style`. The schema is a version-indexed list of migra
 order by each adapter under its own lock (SQLite's write lock, PostgreSQL's advisory lock).
 
 Transcripts are rows keyed by (scope, session, seq): appending writes only the new rows, which is
-why a pause costs the same at any history length.
+why a pause costs the same at any history length (their format: :mod:`symfonic.stores.sql_transcripts`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
-from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
-from symfonic.services.conversation import StoredFormatError, TranscriptTail
+from symfonic.services.conversation import StoredFormatError
 from symfonic.services.ledger import (
     EXPIRY_FORMAT,
     FOREVER,
@@ -38,12 +35,6 @@ PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkp
                  "claimed_at, finished_at, outcome, format, lease_expires_at, decision, answered_by, "
                  "requester, policy, assignee, assigned_until, on_expiry, timers, next_timer_at, tools")
 
-NEXT_SEQ = ("SELECT COALESCE(MAX(seq) + 1, 0) FROM symfonic_messages "
-            "WHERE scope = ? AND session_id = ?")
-INSERT_MESSAGE = "INSERT INTO symfonic_messages (scope, session_id, seq, body) VALUES (?, ?, ?, ?)"
-LOAD_MESSAGES = ("SELECT body FROM symfonic_messages WHERE scope = ? AND session_id = ? "
-                 "AND seq >= ? AND seq < ? ORDER BY seq")
-LOAD_MESSAGES_PAGE = LOAD_MESSAGES + " LIMIT ?"
 INSERT_CHECKPOINT = ("INSERT INTO symfonic_checkpoints (checkpoint_id, scope, session_id, state) "
                      "VALUES (?, ?, ?, ?)")
 LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = ?"
@@ -207,27 +198,6 @@ def to_format_style(statement: str) -> str:
     return statement.replace("?", "%s")
 
 
-def message_rows(tail: TranscriptTail) -> list[tuple[str, str, int, str]]:
-    return [(tail.scope.key, tail.session_id, tail.start + offset, dump_json(message.to_dict()))
-            for offset, message in enumerate(tail.messages)]
-
-
-def messages_of(rows: Sequence[Sequence[Any]]) -> list[Message]:
-    """Decode stored message rows (one parse for the batch, no re-validation); a row that is not
-    a message this library wrote raises :class:`StoredFormatError`."""
-    if not rows:
-        return []
-    joined = f"[{','.join(row[0] for row in rows)}]"
-    try:
-        try:
-            batch = orjson.loads(joined)
-        except orjson.JSONDecodeError:  # what only the standard parser reads (NaN, huge ints)
-            batch = json.loads(joined)
-        return [Message.from_stored(data) for data in batch]
-    except (ValueError, TypeError, KeyError) as damaged:
-        raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged
-
-
 def list_statement(status: Listing) -> str:
     return LIST_OUTSTANDING if status == "outstanding" else LIST_INTERRUPTED
 
@@ -242,11 +212,6 @@ def list_parameters(scope: Scope, now: float, limit: int,
 def lease_of(lease_until: float) -> float | None:
     """A lease as stored: NULL for one that never lapses (infinity is not portable SQL)."""
     return None if lease_until == FOREVER else lease_until
-
-
-def load_range(start: int, upto: int | None) -> tuple[int, int]:
-    """The ``seq`` bounds of a load: from ``start`` up to (not including) ``upto``."""
-    return start, upto if upto is not None else 2**62
 
 
 def pause_row(record: PauseRecord) -> tuple[Any, ...]:

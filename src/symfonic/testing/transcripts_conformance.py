@@ -35,6 +35,27 @@ class TranscriptsConformance:
                 await store.transcripts.append(tail(ACME, "s1", start, "x", "y"))
         assert [m.content for m in await store.transcripts.load(ACME, "s1")] == ["a"]
 
+    async def test_every_range_reads_across_and_inside_appended_segments(self, store: Any) -> None:
+        # Segments of 3, 1, 150 (longer than any one stored row), 2, then 30 single messages:
+        # every range reads the same as slicing the whole, wherever it starts or stops.
+        texts = [f"m{n}" for n in range(186)]
+        segments = [(0, 3), (3, 4), (4, 154), (154, 156), *((n, n + 1) for n in range(156, 186))]
+        for start, stop in segments:
+            await store.transcripts.append(tail(ACME, "long", start, *texts[start:stop]))
+        assert [m.content for m in await store.transcripts.load(ACME, "long")] == texts
+        for start in (0, 1, 3, 4, 5, 67, 68, 130, 153, 154, 155, 156, 170, 185, 186, 200):
+            for upto in (None, start, start + 1, start + 70, 156, 175, 300):
+                read = await store.transcripts.load(ACME, "long", upto=upto, start=start)
+                assert [m.content for m in read] == texts[start:upto], (start, upto)
+
+    async def test_a_position_inside_a_segment_conflicts(self, store: Any) -> None:
+        await store.transcripts.append(tail(ACME, "s1", 0, "a", "b", "c"))
+        for start in (1, 2, 4):
+            with pytest.raises(TranscriptConflict):
+                await store.transcripts.append(tail(ACME, "s1", start, "x"))
+        await store.transcripts.append(tail(ACME, "s1", 3, "d"))
+        assert [m.content for m in await store.transcripts.load(ACME, "s1")] == ["a", "b", "c", "d"]
+
     async def test_transcripts_are_per_scope_and_session(self, store: Any) -> None:
         await store.transcripts.append(tail(ACME, "s1", 0, "acme"))
         await store.transcripts.append(tail(GLOBEX, "s1", 0, "globex"))

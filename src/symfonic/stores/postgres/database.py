@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from symfonic.services.conversation import StoreError, StoreUnavailable
-from symfonic.stores import schema, sql
+from symfonic.stores import schema, sql, sql_transcripts
 
 try:
     import psycopg
@@ -31,12 +31,13 @@ Connection = writes.Connection
 Reader = writes.Reader
 _MIGRATION_LOCK = 0x73796D66  # "symf": one advisory lock id for every symfonic schema change
 
-_PAUSES = ("LOAD_MESSAGES", "INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
+_PAUSES = ("INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
            "INSERT_PAUSE", "GET_PAUSE", "RECLAIM", "RENEW", "RELEASE", "INTERRUPT",
            "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "VOTES", "WAITING_CONTRACTS",
            "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
            "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE", "OUTBOX_ADD", "OUTBOX_WITH_PREFIX")
 S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES}
+S["LOAD_MESSAGES"] = sql.to_format_style(sql_transcripts.LOAD_MESSAGES)
 """The statements of the ports, in psycopg's placeholder style."""
 
 

@@ -10,6 +10,7 @@ from symfonic.services.conversation import TranscriptTail
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql
+from symfonic.stores import sql_transcripts as rows_of
 from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
 
 
@@ -19,9 +20,10 @@ class PostgresTranscripts(PostgresPort):
 
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
                    start: int = 0) -> list[Message]:
+        first, end = rows_of.load_range(start, upto)
         rows = await self._fetchall(S["LOAD_MESSAGES"],
-                                    (scope.key, session_id, *sql.load_range(start, upto)))
-        return sql.messages_of(rows)
+                                    rows_of.load_parameters(scope.key, session_id, first, end))
+        return rows_of.messages_of(rows, first, upto)
 
     async def append(self, tail: TranscriptTail) -> None:
         async def write(conn: Connection) -> list[Reader]:

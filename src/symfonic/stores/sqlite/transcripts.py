@@ -10,10 +10,12 @@ from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import TranscriptConflict, TranscriptTail
 from symfonic.services.turn_state import TurnState
 from symfonic.stores import sql
+from symfonic.stores import sql_transcripts as rows_of
 from symfonic.stores.sqlite.database import SQLitePort
 
-INLINE_ROWS = 256
-"""Transcript rows read on the event loop before the rest of a long read goes to the thread."""
+INLINE_ROWS = 16
+"""Transcript rows read on the event loop before the rest of a long read goes to the thread
+(each up to :data:`~symfonic.stores.sql_transcripts.MAX_SPAN` messages)."""
 
 
 class SQLiteTranscripts(SQLitePort):
@@ -21,14 +23,18 @@ class SQLiteTranscripts(SQLitePort):
 
     async def load(self, scope: Scope, session_id: str, upto: int | None = None,
                    start: int = 0) -> list[Message]:
-        first, end = sql.load_range(start, upto)
+        first, end = rows_of.load_range(start, upto)
         rows = await self._read(lambda c: c.execute(
-            sql.LOAD_MESSAGES_PAGE, (scope.key, session_id, first, end, INLINE_ROWS)).fetchall())
+            rows_of.LOAD_MESSAGES_PAGE,
+            (*rows_of.load_parameters(scope.key, session_id, first, end), INLINE_ROWS)).fetchall())
         if len(rows) == INLINE_ROWS:  # a long read: the rest off the event loop
+            seq, span, _ = rows[-1]
+            after = seq + (span or 1)
             rest = await self._database.call(lambda: self._database.connection().execute(
-                sql.LOAD_MESSAGES, (scope.key, session_id, first + INLINE_ROWS, end)).fetchall())
+                rows_of.LOAD_MESSAGES,
+                rows_of.load_parameters(scope.key, session_id, after, end)).fetchall())
             rows.extend(rest)
-        return sql.messages_of(rows)
+        return rows_of.messages_of(rows, first, upto)
 
     async def append(self, tail: TranscriptTail) -> None:
         await self._write(lambda c: append_tail(c, tail))
@@ -51,8 +57,8 @@ def append_tail(conn: sqlite3.Connection, tail: TranscriptTail) -> None:
     :class:`TranscriptConflict` (the ledger's pause and outcome writes append through it too)."""
     if not tail.messages:
         return
-    have = conn.execute(sql.NEXT_SEQ, (tail.scope.key, tail.session_id)).fetchone()[0]
+    have = conn.execute(rows_of.NEXT_SEQ, (tail.scope.key, tail.session_id)).fetchone()[0]
     if have != tail.start:
         raise TranscriptConflict(f"session {tail.session_id!r} holds {have} messages; the "
                                  f"append expected {tail.start}")
-    conn.executemany(sql.INSERT_MESSAGE, sql.message_rows(tail))
+    conn.executemany(rows_of.INSERT_MESSAGES, rows_of.message_rows(tail))
