@@ -141,14 +141,14 @@ async def test_a_pause_that_expires_between_its_token_check_and_its_claim_is_exp
     record = await store.ledger.get(jti)
     assert record is not None
     clock.now = record.expires_at - 0.5  # the token and the row are both still good here
-    read_state = store.checkpoints.load_state
+    read_paused = store.ledger.get_paused
 
-    async def slow_read(checkpoint_id: str) -> Any:
-        state = await read_state(checkpoint_id)
+    async def slow_read(jti: str, checkpoint_id: str) -> Any:
+        read = await read_paused(jti, checkpoint_id)
         clock.advance(1.0)  # the row expires while the turn is read, before the claim
-        return state
+        return read
 
-    monkeypatch.setattr(store.checkpoints, "load_state", slow_read)
+    monkeypatch.setattr(store.ledger, "get_paused", slow_read)
     with pytest.raises(PauseExpired) as expired:
         await host.continuation.resume(token, {"option": "post"})
     assert expired.value.scope == ACME

@@ -228,6 +228,14 @@ class PauseLedger(Protocol):
 
     async def get(self, jti: str) -> PauseRecord | None: ...
 
+    async def get_paused(self, jti: str,
+                         checkpoint_id: str) -> tuple[PauseRecord | None, TurnState | None]:
+        """The row and the turn state ``checkpoint_id`` names, read together: what a resume
+        needs before it claims, in one statement (one round trip where the database is
+        remote). Neither is trusted here: the caller checks the row against the signed token,
+        whose checkpoint id this is."""
+        ...
+
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,
                     person: str | None = None, at_expiry: bool = False) -> Claim:

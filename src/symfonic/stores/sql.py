@@ -41,6 +41,9 @@ LOAD_CHECKPOINT = "SELECT state FROM symfonic_checkpoints WHERE checkpoint_id = 
 INSERT_PAUSE = (f"INSERT INTO symfonic_pauses ({PAUSE_COLUMNS}) VALUES "
                 f"({', '.join('?' * len(PAUSE_COLUMNS.split(',')))})")
 GET_PAUSE = f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE jti = ?"
+GET_PAUSED = (f"SELECT {PAUSE_COLUMNS}, (SELECT state FROM symfonic_checkpoints "
+              f"WHERE checkpoint_id = ?) FROM symfonic_pauses WHERE jti = ?")
+"""The row and, in its last column, the turn state of the checkpoint given (NULL if none)."""
 FREE_FOR = "(assignee IS NULL OR assigned_until <= ? OR assignee = ?)"
 """The pause is nobody's at the time given, or is the person's given (two parameters: now, the
 person; a NULL person matches only a pause nobody holds)."""
@@ -262,6 +265,13 @@ def record_of(row: Sequence[Any]) -> PauseRecord:
         return _record(row)
     except (ValueError, TypeError) as damaged:
         raise StoredFormatError(f"pause {row[0]}'s ledger row is damaged: {damaged!r}") from damaged
+
+
+def paused_of(row: Sequence[Any] | None) -> tuple[PauseRecord | None, TurnState | None]:
+    """A :data:`GET_PAUSED` row as the record and the turn state (either may be missing)."""
+    if row is None:
+        return None, None
+    return record_of(row), None if row[-1] is None else turn_state_of(row[-1])
 
 
 def _record(row: Sequence[Any]) -> PauseRecord:

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from symfonic.agent import Agent, prepare_turn
 from symfonic.capabilities.human.tokens import PauseClaims, TokenKeys, TokenRejected
@@ -78,8 +78,6 @@ if TYPE_CHECKING:
     from symfonic.stores.opening import Store
 
 logger = logging.getLogger("symfonic.continuation")
-A = TypeVar("A")
-B = TypeVar("B")
 _REJECTIONS: dict[str, type[UnknownPauseToken]] = {
     "malformed": MalformedPauseToken, "forged": ForgedPauseToken,
     "unknown_key": UnknownSigningKey,
@@ -258,14 +256,13 @@ class LedgerContinuation:
         """Everything a resume or a recovery reads before it may claim: the verified claims and
         scope, the agent serving that definition, the store, the ledger row and the turn state.
 
-        The row and the turn state are read at once: the checkpoint id is the signed token's, and
-        both are checked against the token before either is used.
+        The row and the turn state are read by one statement: the checkpoint id is the signed
+        token's, and the row is checked against the token before either is used.
         """
         claims, scope = self._verified(token, expired_ok=expired_ok)
         agent = self._agent_for(claims.pin, scope)
         store = await self._store()
-        record, state = await _both(self._record(store, claims),
-                                    store.checkpoints.load_state(claims.checkpoint))
+        record, state = await self._record_and_state(store, claims)
         how, changes = await judged(agent.spec, record)
         if how == "refused":
             raise IncompatibleDefinition(record.pin, agent.spec.pin, changes)
@@ -442,7 +439,16 @@ class LedgerContinuation:
         return claimed.events(turn, history, resume)
 
     async def _record(self, store: Store, claims: PauseClaims) -> PauseRecord:
-        record = await store.ledger.get(claims.jti)
+        return self._checked(claims, await store.ledger.get(claims.jti))
+
+    async def _record_and_state(self, store: Store,
+                                claims: PauseClaims) -> tuple[PauseRecord, TurnState | None]:
+        record, state = await store.ledger.get_paused(claims.jti, claims.checkpoint)
+        return self._checked(claims, record), state
+
+    @staticmethod
+    def _checked(claims: PauseClaims, record: PauseRecord | None) -> PauseRecord:
+        """``record`` if it is the row the token was signed for; refused otherwise."""
         if record is None:
             unknown(claims.jti)
         signed = (claims.scope, claims.checkpoint, claims.tool_call_id, claims.run,
@@ -482,15 +488,6 @@ def interaction_spec(agent: Agent, name: str, tools: Sequence[Tool] | None = Non
     if spec is None:
         raise IncompatibleDefinition(f"(a definition with {name!r})", agent.spec.pin)
     return spec
-
-
-async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
-    """Await two independent store calls together; both finish before either error is raised."""
-    one, two = await asyncio.gather(first, second, return_exceptions=True)
-    for outcome in (one, two):
-        if isinstance(outcome, BaseException):
-            raise outcome
-    return one, two  # type: ignore[return-value]
 
 
 EXPIRY_ANSWERER = "system:on_expiry"

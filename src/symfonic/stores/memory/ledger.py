@@ -26,6 +26,7 @@ from symfonic.services.ledger import (
 )
 from symfonic.services.listeners import pause_announcement
 from symfonic.services.outbox import Notification
+from symfonic.services.turn_state import TurnState
 from symfonic.services.votes import Vote
 from symfonic.stores.memory.database import MemoryPort
 
@@ -58,6 +59,11 @@ class MemoryLedger(MemoryPort):
 
     async def get(self, jti: str) -> PauseRecord | None:
         return self._db.pauses.get(jti)
+
+    async def get_paused(self, jti: str,
+                         checkpoint_id: str) -> tuple[PauseRecord | None, TurnState | None]:
+        record = self._db.pauses.get(jti)
+        return record, None if record is None else self._db.states.get(checkpoint_id)
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,

@@ -25,6 +25,7 @@ from symfonic.services.ledger import (
     TimerFiring,
     WaitingContract,
 )
+from symfonic.services.turn_state import TurnState
 from symfonic.services.votes import Vote
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql, sql_audit
@@ -90,6 +91,11 @@ class PostgresLedger(PostgresPort):
     async def get(self, jti: str) -> PauseRecord | None:
         rows = await self._fetchall(S["GET_PAUSE"], (jti,))
         return None if not rows else sql.record_of(rows[0])
+
+    async def get_paused(self, jti: str,
+                         checkpoint_id: str) -> tuple[PauseRecord | None, TurnState | None]:
+        rows = await self._fetchall(S["GET_PAUSED"], (checkpoint_id, jti))
+        return sql.paused_of(rows[0] if rows else None)
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,

@@ -25,6 +25,7 @@ from symfonic.services.ledger import (
     TimerFiring,
     WaitingContract,
 )
+from symfonic.services.turn_state import TurnState
 from symfonic.services.votes import Vote
 from symfonic.stores import sql, sql_audit
 from symfonic.stores.sql_listeners import announce_pause
@@ -53,6 +54,11 @@ class SQLiteLedger(SQLitePort):
     async def get(self, jti: str) -> PauseRecord | None:
         row = await self._read(lambda c: c.execute(sql.GET_PAUSE, (jti,)).fetchone())
         return None if row is None else sql.record_of(row)
+
+    async def get_paused(self, jti: str,
+                         checkpoint_id: str) -> tuple[PauseRecord | None, TurnState | None]:
+        return sql.paused_of(await self._read(
+            lambda c: c.execute(sql.GET_PAUSED, (checkpoint_id, jti)).fetchone()))
 
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,

@@ -1,0 +1,115 @@
+"""What a host that never read a session pays to read it, by how its transcript is stored.
+
+The same 5,000 messages (the benchmark's history) stored three ways in one database: a row per
+message (every transcript before schema 21, still read as it is), a row per two-message turn (a
+session grown by turns), and rows of up to 64 (a session appended at once, as the benchmark
+seeds its histories). Each is read whole by the store, with no host cache in front of it, in
+alternating blocks; the same code reads all three, so the A/B is the row format alone.
+
+``python -m bench.transcript_rows`` prints the table of docs/benchmarks.md's section;
+``bench.run`` includes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from typing import Any
+
+from bench.scratch import scratch_database
+from bench.workload import history_roles
+from symfonic import Message, Scope
+from symfonic.services.conversation import TranscriptTail
+from symfonic.stores import sql
+from symfonic.stores.opening import Store, open_store
+from symfonic.stores.sql_transcripts import MAX_SPAN
+
+SCOPE = Scope(tenant="bench")
+SHAPES = {"a row per message (before schema 21)": 1, "a row per turn (2 messages)": 2,
+          f"rows of up to {MAX_SPAN} (appended at once)": MAX_SPAN}
+
+
+async def seed(store: Store, url: str, history: tuple[Message, ...]) -> None:
+    for shape, size in SHAPES.items():
+        if size == 1:  # the old format, written as the old code wrote it
+            rows = [(SCOPE.key, shape, seq, sql.dump_json(message.to_dict()))
+                    for seq, message in enumerate(history)]
+            statement = "INSERT INTO symfonic_messages (scope, session_id, seq, body) VALUES (?, ?, ?, ?)"
+            if url.startswith("sqlite"):
+                database: Any = store.database
+                database._conn.executemany(statement, rows)
+                database._conn.commit()
+            else:
+                import psycopg
+
+                with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cursor:
+                    cursor.executemany(sql.to_format_style(statement), rows)
+            continue
+        for start in range(0, len(history), size):
+            await store.transcripts.append(TranscriptTail(
+                scope=SCOPE, session_id=shape, start=start,
+                messages=history[start:start + size]))
+
+
+async def measure(backend: str, count: int, blocks: int, reads: int) -> dict[str, Any]:
+    history = tuple(Message(role, text)  # type: ignore[arg-type]
+                    for role, text in history_roles(count))
+    times: dict[str, list[float]] = {shape: [] for shape in SHAPES}
+    with scratch_database(backend, "rows") as url:
+        store = await open_store(url)
+        try:
+            await seed(store, url, history)
+            for shape in SHAPES:  # warm the statements and the page cache alike
+                assert list(await store.transcripts.load(SCOPE, shape)) == list(history), shape
+            for block in range(blocks):
+                for shape in SHAPES if block % 2 == 0 else reversed(SHAPES):
+                    for _ in range(reads):
+                        started = time.perf_counter()
+                        await store.transcripts.load(SCOPE, shape)
+                        times[shape].append(time.perf_counter() - started)
+        finally:
+            await store.close()
+    return {"backend": backend, "count": count, "reads": blocks * reads,
+            "ms": {shape: statistics.median(found) * 1000 for shape, found in times.items()}}
+
+
+def measure_rows(quick: bool, postgres: bool) -> list[dict[str, Any]]:
+    blocks, reads = (2, 3) if quick else (6, 5)
+    backends = ["sqlite"] + (["postgres"] if postgres else [])
+    return [asyncio.run(measure(backend, 5000, blocks, reads)) for backend in backends]
+
+
+def rows_table(results: list[dict[str, Any]]) -> str:
+    lines = ["| backend | stored as | rows | read whole (ms) | per message (us) | vs a row per "
+             "message |", "|---|---|---|---|---|---|"]
+    for result in results:
+        count, ms = result["count"], result["ms"]
+        one = ms[next(iter(SHAPES))]
+        for shape, size in SHAPES.items():
+            rows = -(-count // size)
+            lines.append(f"| {result['backend']} | {shape} | {rows:,} | {ms[shape]:.2f} | "
+                         f"{ms[shape] * 1000 / count:.2f} | {one / ms[shape]:.2f}x |")
+    return "\n".join(lines)
+
+
+def rows_section(results: list[dict[str, Any]]) -> str:
+    return "\n\n".join([
+        "## Transcript rows: a cold host reading 5,000 messages",
+        "`python -m bench.transcript_rows`: " + " ".join(__doc__.split("\n\n")[1].split()),
+        f"Median of {results[0]['reads'] if results else 0} reads of each, in milliseconds for "
+        "the whole session.",
+        rows_table(results),
+        "A turn's messages are one row since schema 21: a session grown by turns is read in "
+        "half the rows of before, one appended at once in 1/64. What is left per message is "
+        "decoding it (the decoding rows of the targets), which the row format does not change.",
+    ])
+
+
+def main(argv: list[str]) -> None:
+    print(rows_table(measure_rows("--quick" in argv, "--no-postgres" not in argv)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
