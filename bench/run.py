@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.calibrate import runtime_only
 from bench.concurrency import measure_concurrency
+from bench.deploy_check import check_section, measure_check
 from bench.driver_costs import measure_driver_costs
 from bench.environment import Workspace, machine
 from bench.http_roundtrip import http_checks, http_section, http_table, measure_http
@@ -48,9 +49,13 @@ from bench.races import run_races
 from bench.reference import measure_speed
 from bench.report import console, markdown
 from bench.results import LABELS, SYMFONIC, RunResults
+from bench.resume_reads import measure_reads, reads_section, reads_table
+from bench.serve_processes import measure_processes, processes_section, processes_table
 from bench.symfonic_side import SCOPE, OtherHostSubject, SymfonicSubject
 from bench.targets import Check, fastest_langgraph
+from bench.token_costs import measure_tokens, tokens_section, tokens_table
 from bench.tracing import TracingResult, measure_tracing, tracing_section, tracing_table
+from bench.transcript_rows import measure_rows, rows_section, rows_table
 from bench.workload import CONCURRENCY, HISTORIES, Plan
 from symfonic.services.conversation import TranscriptTail
 from symfonic.stores import sql_transcripts
@@ -244,7 +249,25 @@ def own_parts(quick: bool, postgres: str | None) -> tuple[list[Check], list[str]
                    for target, measured, passed in found]
         sections.append(section)
         tables.append(table)
-    return checks, sections, tables
+    design_sections, design_tables = design_changes(quick, postgres is not None)
+    return checks, [*design_sections, *sections], [*design_tables, *tables]
+
+
+def design_changes(quick: bool, postgres: bool) -> tuple[list[str], list[str]]:
+    """The A/B measurements of the design changes the report named: each compares the change
+    with what it replaced, on one machine, in alternating blocks. Sections and console tables."""
+    log("design changes: transcript rows, a resume's reads, tokens, processes, deploy check")
+    started = time.perf_counter()
+    rows = measure_rows(quick, postgres)
+    reads = measure_reads(quick, postgres)
+    tokens = measure_tokens(quick)
+    processes = measure_processes(quick, postgres)
+    check = measure_check(quick, postgres)
+    log(f"  ({time.perf_counter() - started:.0f} s)")
+    return ([rows_section(rows), reads_section(reads), tokens_section(tokens),
+             processes_section(processes), check_section(check)],
+            [rows_table(rows), reads_table(reads), tokens_table(tokens),
+             processes_table(processes)])
 
 
 async def run(args: argparse.Namespace,
