@@ -189,11 +189,12 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                    "it: the pausing host to show it to the model, the resuming host again."
                    if system == COLD else "")
                 + f" About {growth * 1e6 / (reads * 5000):.1f} us per message read."
-                + (" Decoding is under its target (the decoding rows above); what is left is "
-                   "fetching 5,000 rows, each a row of the driver's. What would move it: storing "
-                   "a turn segment's messages as one row (a transcript of 5,000 messages is then "
-                   "a few hundred rows), or not reading the whole session on a host that resumes "
-                   "(a provider's server-side conversation, where the model accepts one)."
+                + (" Since schema 21 a transcript row holds an appended segment (this history, "
+                   "appended at once, is 79 rows; the transcript rows section measures a cold "
+                   "read by row format), so what is left is decoding each message, once per host. "
+                   "What would move it: not reading the whole session on a host that resumes (a "
+                   "provider's server-side conversation, where the model accepts one), or a "
+                   "cheaper decoding of a message."
                    if system == COLD else ""))
         if any(("round trip", backend, 0, system) in missed for system in (SYMFONIC, COLD)):
             parts = shares(SYMFONIC, 0, backend)
@@ -233,14 +234,14 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                             if backend == "sqlite" else
                             "fewer calls to the server. Each write is one round trip already "
                             "(its checks made by the server, in its transaction); a cycle is 5 "
-                            "round trips in sequence (the pause's read and write, the resume's "
-                            "two reads, its claim beside the history read, its outcome) over 7 "
-                            "driver calls. Each pair the resume sends together could share one "
-                            "connection's pipeline (7 calls down to 5), and a warm host could "
-                            "trust its cached transcript instead of reading it before the model "
-                            "call, the write's position check catching a stale one (4 round "
-                            "trips, at the price of a second model call whenever another host "
-                            "moved the session on)."))
+                            "driver calls in sequence: the pause's read and write, the resume's "
+                            "one read (its row and turn state in one statement), its claim and "
+                            "its outcome (the history the resume reads is the host's cache, which "
+                            "keeps what its pause wrote). At history 0 the pause's read is of a "
+                            "session no host holds, so nothing could skip it. What is left is "
+                            "the driver's work per call: grouping the statements of concurrent "
+                            "turns onto one connection's pipeline moves the throughput more "
+                            "than this latency."))
     for backend in ("sqlite", "postgres"):
         if ("bytes", backend) in missed:
             notes.append(
@@ -264,12 +265,11 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
             "the host's cache hands out a read-only window over an entry that grows in place, "
             "and a round shows the model the instructions, the history and the turn's own "
             "messages end to end (symfonic.kernel.windows). What is left is what a longer "
-            "session costs: the previous turn's 2 rows fetched and decoded where a new session "
-            "has none, and the pause's write into a deeper index of the messages table. What "
-            "would move it: a warm host trusting its cached transcript instead of reading the "
-            "rows after it before the model call (the write's position check catching a stale "
-            "cache, at the price of a second model call when another host moved the session "
-            "on).")
+            "session costs: the previous turn's rows fetched and decoded where a new session "
+            "has none, and the pause's write into a deeper index of the messages table. A warm "
+            "host trusting its cached transcript would skip the read (the transcript rows "
+            "section measures it); not taken, for the model call it would throw away whenever "
+            "another host moved the session on.")
     for backend, by_system in results.concurrency_cpu.items():
         if ("scaling", backend) not in missed and ("throughput", backend) not in missed:
             continue
@@ -287,12 +287,12 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 "Python runs on one core at a time, while the database uses the other of the "
                 "machine's 2 cores."
                 + _driver_note(results)
-                + " What would move it: fewer driver calls per cycle (each pair of store calls "
-                "the resume sends together pipelined on one connection: 7 calls down to 5), the "
-                "statements of concurrent turns grouped onto one "
+                + " A cycle is 5 driver calls now (7 before: the resume's row and turn state "
+                "are one statement, and its history comes from the cache its pause filled). "
+                "What would move it further: the statements of concurrent turns grouped onto one "
                 "connection's pipeline per turn of the loop, as the SQLite store groups its "
-                "writes, or serving from more than one process, which this target, one process, "
-                "does not count.")
+                "writes, or serving from more than one process (the serving section), which this "
+                "target, one process, does not count.")
             continue
         theirs_rate = results.concurrency[backend].get("langgraph", {}).get(top, math.nan)
         theirs_cpu = by_system.get("langgraph", {}).get(top, math.nan)
@@ -321,10 +321,11 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
             f"- **Pause vs floor (SQLite).** The pause is one commit, like the floor, plus reading "
             f"the session, the model call, the pause stage and signing the token: "
             f"{ms(pause - floors['sqlite'])} ms above the floor.{own} That fixed cost is what "
-            f"the ratio measures; a faster disk makes the ratio worse, not better. What would "
-            f"move it: skipping the transcript read on a host whose cache already holds the "
-            f"session (trusting the cache's position, checked by the write's conditional "
-            f"append instead of a read before it).")
+            f"the ratio measures; a faster disk makes the ratio worse, not better. The pause "
+            f"measured is a new session's, which no cache holds: its read is what tells the host "
+            f"the session is empty, and the conditional append could only catch a wrong guess "
+            f"after the model call. What would move it: less of the runtime's own work per "
+            f"pause.")
     absolute = [check for check in checks if not check.passed and check.absolute is not None]
     if absolute:
         notes.append(_speed_note(results, absolute))

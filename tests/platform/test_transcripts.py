@@ -184,3 +184,47 @@ async def test_a_load_outlasting_an_eviction_keeps_the_longer_prefix() -> None:
     assert contents(await transcripts.load(ACME, "s")) == ["a", "b", "c", "d"]
     assert len(store.read) == before + 1 and store.read[-1] == (4, None)
     assert transcripts.held <= 6
+
+
+def tail(start: int, *texts: str, session: str = "s") -> TranscriptTail:
+    return TranscriptTail(scope=ACME, session_id=session, start=start,
+                          messages=tuple(Message("user", t) for t in texts))
+
+
+async def test_what_this_host_committed_is_kept_only_where_it_continues_the_entry() -> None:
+    store = CountingStore()
+    transcripts = await cached(store)
+    await transcripts.append(tail(0, "a", "b"))  # through the cache: kept as it commits
+    assert contents(await transcripts.load(ACME, "s", upto=2)) == ["a", "b"]
+    assert store.read == []
+    await append(store, 2, "c")  # another host's
+    transcripts.remember(tail(4, "e"))  # past a gap: the cache cannot know what lies at 3
+    transcripts.remember(tail(1, "x"))  # behind the entry's end: it holds position 1 already
+    assert contents(await transcripts.load(ACME, "s")) == ["a", "b", "c"]
+    assert store.read == [(2, None)]
+    transcripts.remember(tail(0, "new", session="t"))  # a session it never read, from 0
+    assert contents(await transcripts.load(ACME, "t", upto=1)) == ["new"]
+    assert store.read == [(2, None)] and transcripts.held == 4 + 2
+
+
+async def test_a_resume_on_the_pausing_host_reads_no_history() -> None:
+    """The pause's write tells the cache its tail; the resume's history is then the cache's."""
+    from symfonic import Host
+    from symfonic.examples.support import support_agent
+
+    host = Host.open("memory://", agents=[support_agent()], secret="a-long-random-secret-here")
+    async with host:
+        store = await host.store()
+        reads: list[tuple[int, int | None]] = []
+        load = store.transcripts.load
+
+        async def counted(scope: Scope, session_id: str, upto: int | None = None,
+                          start: int = 0) -> Any:
+            reads.append((start, upto))
+            return await load(scope, session_id, upto, start)
+
+        store.transcripts.load = counted  # type: ignore[method-assign]
+        outcome = await host.agent("support", ACME).run("refund order 42", session_id="r")
+        assert outcome.interrupt is not None and reads == [(0, None)]  # the new turn's read
+        resumed = await host.continuation.resume(outcome.interrupt.token, {"approved": True})
+        assert resumed.status == "completed" and reads == [(0, None)]

@@ -486,7 +486,8 @@ class _HostRuntime:
         return Services().with_service(PAUSE_WIRING, PauseWiring(
             binding=binding, encode_token=lambda pause: keys.encode(pause.claims), ledger=store.ledger,
             new_checkpoint_id=store.checkpoints.new_checkpoint_id, clock=self._host.now,
-            resumed_from=resumed_from, notify=self._host.notifications))
+            resumed_from=resumed_from, notify=self._host.notifications,
+            stored=self._host.transcripts.remember))
 
     async def submit(self, agent: str, input: str | None, *, session_id: str) -> SubmittedRun:
         return await self._host.workers.submit(agent, self._scope, input, session_id=session_id)

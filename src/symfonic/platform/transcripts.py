@@ -51,6 +51,23 @@ class CachedTranscripts:
 
     async def append(self, tail: TranscriptTail) -> None:
         await (await self._store()).append(tail)
+        self.remember(tail)
+
+    def remember(self, tail: TranscriptTail) -> None:
+        """Keep ``tail``, which the store has just committed (an append here, or a pause's
+        write): the resume of a pause made on this host then reads its history from the cache,
+        where it would otherwise fetch the rows this host wrote itself.
+
+        Only a tail that continues the entry exactly is kept. The append was conditional on its
+        position, so its messages are the session's at those positions for good; an entry that
+        has moved past them, or ends short of them, is left alone.
+        """
+        if not tail.messages:
+            return
+        key = (tail.scope.key, tail.session_id)
+        known = self._sessions.get(key, [])
+        if len(known) == tail.start:
+            self._remember(key, known, tail.start, tail.messages)
 
     def _remember(self, key: tuple[str, str], known: list[Message], offset: int,
                   fresh: Sequence[Message]) -> list[Message]:

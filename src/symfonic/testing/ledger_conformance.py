@@ -27,18 +27,6 @@ class LedgerConformance:
         assert await store.checkpoints.load_state(issue.state.checkpoint_id) == issue.state
         assert tuple(await store.transcripts.load(ACME, "s1")) == issue.tail.messages
 
-    async def test_the_row_and_its_turn_state_read_together(self, store: Any) -> None:
-        issue, other = pause_issue(), pause_issue(session="s2")
-        for each in (issue, other):
-            await store.ledger.issue(each)
-        jti, checkpoint = issue.record.jti, issue.state.checkpoint_id
-        assert await store.ledger.get_paused(jti, checkpoint) == (issue.record, issue.state)
-        # the checkpoint named is the one read, whatever the row says: the caller checks them
-        assert await store.ledger.get_paused(jti, other.state.checkpoint_id) == (
-            issue.record, other.state)
-        assert await store.ledger.get_paused(jti, "no-such-checkpoint") == (issue.record, None)
-        assert await store.ledger.get_paused("no-such-pause", checkpoint) == (None, None)
-
     async def test_issue_with_a_conflicting_tail_writes_nothing(self, store: Any) -> None:
         await store.transcripts.append(tail(ACME, "s1", 0, "a"))
         issue = pause_issue(start=0)

@@ -1,4 +1,5 @@
-"""The transcripts' conformance suite: what every store must show as a ``TranscriptService``.
+"""The transcripts' conformance suite: what every store must show as a ``TranscriptService``, and
+the turn states a resume reads beside its pause's row.
 
 :class:`~symfonic.testing.conformance.StoreConformance` inherits it, so every adapter runs it
 unchanged: appends land in order at the position they expect or not at all, and each session of
@@ -13,7 +14,7 @@ import pytest
 
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.services.conversation import TranscriptConflict, TranscriptTail
-from symfonic.testing.pauses import ACME, GLOBEX, tail
+from symfonic.testing.pauses import ACME, GLOBEX, pause_issue, tail
 
 
 class TranscriptsConformance:
@@ -61,6 +62,19 @@ class TranscriptsConformance:
         await store.transcripts.append(tail(GLOBEX, "s1", 0, "globex"))
         assert [m.content for m in await store.transcripts.load(GLOBEX, "s1")] == ["globex"]
         assert await store.transcripts.load(ACME, "s2") == []
+
+    async def test_a_pause_row_and_its_turn_state_read_together(self, store: Any) -> None:
+        """What a resume reads before its claim (the ledger's ``get_paused``)."""
+        issue, other = pause_issue(), pause_issue(session="s2")
+        for each in (issue, other):
+            await store.ledger.issue(each)
+        jti, checkpoint = issue.record.jti, issue.state.checkpoint_id
+        assert await store.ledger.get_paused(jti, checkpoint) == (issue.record, issue.state)
+        # the checkpoint named is the one read, whatever the row says: the caller checks them
+        assert await store.ledger.get_paused(jti, other.state.checkpoint_id) == (
+            issue.record, other.state)
+        assert await store.ledger.get_paused(jti, "no-such-checkpoint") == (issue.record, None)
+        assert await store.ledger.get_paused("no-such-pause", checkpoint) == (None, None)
 
     async def test_messages_round_trip_with_tool_calls(self, store: Any) -> None:
         call = ToolCall(id="c1", name="t", arguments={"nested": {"a": [1, 2]}, "s": "é"})

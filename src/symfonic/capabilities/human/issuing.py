@@ -56,6 +56,8 @@ class PauseWiring:
         resumed_from: The pause this run resumes, whose outcome a new pause records.
         notify: Write a :data:`~symfonic.services.outbox.PAUSE_CREATED` notification with each
             pause (the host's ``notifications``). Off, a pause writes not one byte more.
+        stored: Told the transcript tail a pause committed, so the host's transcript cache holds
+            what its resume will read (the host's :meth:`CachedTranscripts.remember`).
     """
 
     binding: Callable[[], PauseBinding | None]
@@ -65,6 +67,7 @@ class PauseWiring:
     clock: Callable[[], float] = time.time
     resumed_from: str | None = None
     notify: bool = False
+    stored: Callable[[TranscriptTail], None] | None = None
 
 
 PAUSE_WIRING: ServiceKey[PauseWiring] = ServiceKey("symfonic.capabilities.human.pause")
@@ -201,6 +204,8 @@ class HumanInteractionCapability:
                          claims.jti, failed)
             return False
         measures.issued(record.pin.partition("@")[0], spec.kind)
+        if self._wiring.stored is not None:
+            self._wiring.stored(issue.tail)
         return True
 
 
