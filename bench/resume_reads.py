@@ -1,10 +1,11 @@
 """What a resume's reads before its claim cost: the ledger row and the turn state.
 
-Before, the resume sent them as two statements at once (two driver calls, on two of the pool's
-connections); now it sends one (``PauseLedger.get_paused``: the row, with the turn state in a
-scalar subquery). Both read the same real pauses (the example's paused refund) from one
-database, in alternating blocks, alone and 32 at a time; the host's CPU per read is the
-process's, which is what bounds a server's throughput on PostgreSQL.
+A resume reads the pause's ledger row and the turn state it resumes from. It sent them as two
+statements at once (two driver calls, on two of the pool's connections); now it sends one
+(`PauseLedger.get_paused`: the row, with the turn state in a scalar subquery). Both read the
+same real pauses (the example's paused refund) from one database, in alternating blocks, alone
+and 32 at a time; the host's CPU per read is the process's, which is what bounds a server's
+throughput on PostgreSQL.
 
 ``python -m bench.resume_reads`` prints the table of docs/benchmarks.md's section;
 ``bench.run`` includes it.

@@ -246,14 +246,18 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
         if ("bytes", backend) in missed:
             notes.append(
                 f"- **Bytes at 5,000 ({backend}).** symfonic's bytes do not grow with the history; "
-                f"what moved the ratio is the ledger's two partial indexes of schema 9 (outstanding "
-                f"pauses by expiry, claimed ones by lease): a pause adds an entry, its claim moves "
-                f"it, its outcome removes it, 4 more pages of SQLite's 4 KiB per pause + resume. "
-                f"They are what lets a sweep of a ledger of 1,000,000 pauses find its rows without "
-                f"holding the write lock for a table scan (the ledger-size part). What would move "
-                f"it: a WITHOUT ROWID ledger keyed by its id, so the table is its primary index "
-                f"and each write touches one b-tree fewer; kept as is, since 94x is the price of "
-                f"sweeps that never block a pause.")
+                f"what they are is pages of 4 KiB touched per pause + resume. The ledger's two "
+                f"partial indexes of schema 9 (outstanding pauses by expiry, claimed ones by "
+                f"lease) take 4 of them: a pause adds an entry, its claim moves it, its outcome "
+                f"removes it; they are what lets a sweep of a ledger of 1,000,000 pauses find its "
+                f"rows without holding the write lock for a table scan (the ledger-size part). "
+                f"The audit trail (schemas 14 and 18) takes more: each decision appends a "
+                f"hash-chained record, 3 per pause + resume, indexed by tenant and by pause. "
+                f"Storing a turn as one transcript row (schema 21) wrote slightly less, not more. "
+                f"What would move it: a WITHOUT ROWID ledger and audit table, keyed by their "
+                f"primary keys, so each write touches one b-tree fewer; not taken in this step, "
+                f"since the migrations are shared with PostgreSQL, which has no such tables, "
+                f"and a table's rebuild is a migration of its own per backend.")
     grown = {backend: warm - first for backend in results.latency if ("warm pause", backend) in missed
              for first, warm in [warm_growth(results, backend)]}
     if grown:
