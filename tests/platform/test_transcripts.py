@@ -228,3 +228,20 @@ async def test_a_resume_on_the_pausing_host_reads_no_history() -> None:
         assert outcome.interrupt is not None and reads == [(0, None)]  # the new turn's read
         resumed = await host.continuation.resume(outcome.interrupt.token, {"approved": True})
         assert resumed.status == "completed" and reads == [(0, None)]
+
+
+async def test_what_this_host_committed_reads_as_any_other_host_reads_it() -> None:
+    """The store sorts the keys it encodes; the cache keeps a committed tail the same way."""
+    from symfonic.kernel.messages import ToolCall
+
+    store = CountingStore()
+    transcripts = await cached(store)
+    call = ToolCall(id="c1", name="refund", arguments={"order_id": 42, "amount": {"z": 1, "a": 2}})
+    written = TranscriptTail(scope=ACME, session_id="s", start=0,
+                             messages=(Message("assistant", "", (call,)),))
+    await transcripts.append(written)
+    [kept] = await transcripts.load(ACME, "s", upto=1)
+    [read] = await store.transcripts.load(ACME, "s")
+    assert list(kept.tool_calls[0].arguments) == ["amount", "order_id"]
+    assert list(kept.tool_calls[0].arguments["amount"]) == ["a", "z"]
+    assert kept == read == written.messages[0]

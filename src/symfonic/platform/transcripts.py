@@ -15,6 +15,7 @@ resumes served elsewhere) would otherwise gather entries that the bound never sa
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -67,7 +68,7 @@ class CachedTranscripts:
         key = (tail.scope.key, tail.session_id)
         known = self._sessions.get(key, [])
         if len(known) == tail.start:
-            self._remember(key, known, tail.start, tail.messages)
+            self._remember(key, known, tail.start, _as_stored(tail.messages))
 
     def _remember(self, key: tuple[str, str], known: list[Message], offset: int,
                   fresh: Sequence[Message]) -> list[Message]:
@@ -99,6 +100,15 @@ class CachedTranscripts:
     def held(self) -> int:
         """What the cache holds against its capacity: messages, plus one per session."""
         return self._held
+
+
+def _as_stored(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` as a read of the store returns them: encoded as the stores encode them (keys
+    sorted) and decoded again. A turn's own messages keep their dicts' keys in the order the
+    model gave them; kept as they are, a session would read differently on the host that wrote
+    it (an inbox showing ``f(b=1, a=2)``) than on any other (``f(a=2, b=1)``)."""
+    return [Message.from_stored(json.loads(json.dumps(message.to_dict(), sort_keys=True)))
+            for message in messages]
 
 
 def _weight(messages: list[Message]) -> int:

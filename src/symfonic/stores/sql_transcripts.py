@@ -29,8 +29,8 @@ import orjson
 from symfonic.kernel.messages import Message
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
 
-__all__ = ["INSERT_MESSAGES", "LOAD_MESSAGES", "MAX_SPAN", "NEXT_SEQ", "load_parameters",
-           "load_range", "message_rows", "messages_of"]
+__all__ = ["INSERT_MESSAGES", "LOAD_MESSAGES", "LOAD_MESSAGES_PAGE", "MAX_SPAN", "NEXT_SEQ",
+           "load_parameters", "load_range", "message_rows", "messages_of"]
 
 MAX_SPAN = 64
 """The most messages one row holds; a longer append is stored as several rows."""

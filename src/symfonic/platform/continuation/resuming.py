@@ -256,8 +256,9 @@ class LedgerContinuation:
         """Everything a resume or a recovery reads before it may claim: the verified claims and
         scope, the agent serving that definition, the store, the ledger row and the turn state.
 
-        The row and the turn state are read by one statement: the checkpoint id is the signed
-        token's, and the row is checked against the token before either is used.
+        The row and the turn state are read by one statement, the checkpoint id being the signed
+        token's. The row is checked against the token here, the turn state when the paused call
+        is found in it (``paused_call``): neither is used before it agrees with the token.
         """
         claims, scope = self._verified(token, expired_ok=expired_ok)
         agent = self._agent_for(claims.pin, scope)

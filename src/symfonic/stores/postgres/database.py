@@ -36,8 +36,8 @@ _PAUSES = ("INSERT_CHECKPOINT", "LOAD_CHECKPOINT",
            "SESSION_PAUSED", "ANSWERED", "OUTSTANDING_COUNTS", "VOTES", "WAITING_CONTRACTS",
            "INSERT_NOTIFICATION", "CLAIM_DUE_SKIP_LOCKED", "OUTBOX_DELIVERED", "OUTBOX_RETRY_LATER",
            "OUTBOX_GIVE_UP", "OUTBOX_RETRY", "OUTBOX_PRUNE", "OUTBOX_ADD", "OUTBOX_WITH_PREFIX")
-S = {name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES}
-S["LOAD_MESSAGES"] = sql.to_format_style(sql_transcripts.LOAD_MESSAGES)
+S = {**{name: sql.to_format_style(getattr(sql, name)) for name in _PAUSES},
+     "LOAD_MESSAGES": sql.to_format_style(sql_transcripts.LOAD_MESSAGES)}
 """The statements of the ports, in psycopg's placeholder style."""
 
 
