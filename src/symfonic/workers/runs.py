@@ -16,6 +16,7 @@ worker or a limit), ``running``, then the outcome's ``paused``, ``completed`` or
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
@@ -214,6 +215,18 @@ class RunHandle:
                 yield position, event
         except DBOSStreamTimeoutError:
             return
+        await self._recorded()
+
+    async def _recorded(self, within: float = 5.0) -> None:
+        """Wait, ``within`` seconds at most, for the workflow to record its end. The terminal
+        event is streamed just before the workflow returns, so a state read the moment the
+        stream closes could still say ``running``; a watcher's next read should agree with the
+        last event it saw."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            if (await self.state()).status not in ("queued", "running"):
+                return
+            await asyncio.sleep(0.01)
 
     async def cancel(self) -> bool:
         """Cancel the run: a queued one never starts; a running one stops at its next step (a
