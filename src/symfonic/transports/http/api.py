@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from symfonic.services.ledger import Listing
 from symfonic.transports.http.auth import ApiKey, answerer_of
 from symfonic.transports.http.errors import Refusal
+from symfonic.transports.http.lean import LeanRoute, lean
 from symfonic.transports.http.schemas import (
     Accepted,
     AlreadyResumedProblem,
@@ -37,9 +38,8 @@ from symfonic.transports.http.schemas import (
     ticket_body,
 )
 from symfonic.transports.http.service import Service, permitted, run_response, service_of
-from symfonic.transports.http.strict_json import StrictJSONRoute
 
-router = APIRouter(route_class=StrictJSONRoute)
+router = APIRouter(route_class=LeanRoute)
 
 _WHY = {
     400: "The token is malformed: not one this service minted, tampered with, or oversize.",
@@ -95,6 +95,7 @@ def _check_background(service: Service) -> None:
 @router.post("/v1/agents/{name}/runs", response_model=Outcome, tags=["runs"],
              operation_id="start_run", summary="Start a run",
              responses={200: _STREAM, **_QUEUED, **_errors(401, 403, 404, 409, 413, 422, 503)})
+@lean
 async def start_run(name: Annotated[str, PathParam(description="The agent's name.")],
                     body: RunRequest, request: Request,
                     key: Annotated[ApiKey, Depends(permitted("runs"))]) -> Response:
@@ -163,6 +164,7 @@ async def get_pause(token: TokenParam, request: Request,
 @router.post("/v1/pauses/{token}/resume", response_model=Outcome, tags=["pauses"],
              operation_id="resume_pause", summary="Answer a pause",
              responses={200: _STREAM, **_QUEUED, **_errors(400, 401, 403, 404, 409, 410, 413, 422, 503)})
+@lean
 async def resume_pause(token: TokenParam, body: ResumeRequest, request: Request,
                        key: Annotated[ApiKey, Depends(permitted("pauses:answer"))]) -> Response:
     """Answer the pause and continue its turn, at most once.

@@ -143,15 +143,31 @@ def permitted(permission: Permission) -> Callable[..., Awaitable[ApiKey]]:
 
     async def check(request: Request, credentials: Annotated[
             HTTPAuthorizationCredentials | None, Depends(bearer)]) -> ApiKey:
-        key = service_of(request).keys.authenticate(credentials.credentials if credentials else None)
-        if key is None:
-            raise Refusal(401, "unauthorized", "send a valid API key: Authorization: Bearer sfk_...",
-                          headers={"WWW-Authenticate": 'Bearer realm="symfonic"'})
-        if not key.allows(permission):
-            raise Refusal(403, "forbidden", f"this key lacks the {permission!r} permission")
-        return key
+        return _granting(request, credentials, permission)
 
+    check.permission = permission  # type: ignore[attr-defined]  # read by the lean path
     return check
+
+
+async def authorized(request: Request, permission: Permission) -> ApiKey:
+    """The caller's key, which must grant ``permission``: what :func:`permitted` checks, for a
+    handler that reads the ``Authorization`` header itself (:mod:`.lean`).
+
+    Raises:
+        Refusal: 401 ``unauthorized`` or 403 ``forbidden``.
+    """
+    return _granting(request, await bearer(request), permission)
+
+
+def _granting(request: Request, credentials: HTTPAuthorizationCredentials | None,
+              permission: Permission) -> ApiKey:
+    key = service_of(request).keys.authenticate(credentials.credentials if credentials else None)
+    if key is None:
+        raise Refusal(401, "unauthorized", "send a valid API key: Authorization: Bearer sfk_...",
+                      headers={"WWW-Authenticate": 'Bearer realm="symfonic"'})
+    if not key.allows(permission):
+        raise Refusal(403, "forbidden", f"this key lacks the {permission!r} permission")
+    return key
 
 
 async def run_response(feed: Feed, request: Request, service: Service) -> Response:

@@ -28,7 +28,6 @@ JSON that cannot be read: a ``-32700`` parse error.
 
 from __future__ import annotations
 
-import contextlib
 import email.message
 import json
 import math
@@ -151,6 +150,26 @@ class StrictJSONRequest(Request):
         return self._strict
 
 
+NO_DOCUMENT: Any = object()
+"""What :func:`read_strictly` answers for a request without a JSON document."""
+
+
+async def read_strictly(request: StrictJSONRequest) -> Any:
+    """The JSON document of ``request``'s body, parsed strictly and cached on it; ``NO_DOCUMENT``
+    when the body is empty, not sent as JSON, or no JSON at all: FastAPI's own call reports those
+    as it always has, while anything else JSON has not is refused here, out of FastAPI's way.
+
+    Raises:
+        RequestValidationError: what :func:`parse` refuses.
+    """
+    if not (is_json(request.headers.get("content-type")) and await request.body()):
+        return NO_DOCUMENT
+    try:
+        return await request.json()
+    except json.JSONDecodeError:
+        return NO_DOCUMENT
+
+
 class StrictJSONRoute(APIRoute):
     """An API route whose JSON body is parsed by :func:`loads` before FastAPI validates it."""
 
@@ -159,11 +178,7 @@ class StrictJSONRoute(APIRoute):
 
         async def strict(request: Request) -> Response:
             strict_request = StrictJSONRequest(request.scope, request.receive)
-            if _is_json(request.headers.get("content-type")) and await strict_request.body():
-                # Not JSON at all is left to FastAPI's own call, which reports it as it always has;
-                # anything else JSON has not is refused here, out of FastAPI's way.
-                with contextlib.suppress(json.JSONDecodeError):
-                    await strict_request.json()
+            await read_strictly(strict_request)
             return await handle(strict_request)
 
         return strict
@@ -185,8 +200,8 @@ class StrictJSONRPC:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         content_type = next((value.decode("latin-1") for name, value in scope.get("headers", ())
                              if name == b"content-type"), None)
-        if not (_is_json(content_type) and any(
-                path == prefix or path.startswith(f"{prefix}/") for prefix in self.prefixes)):
+        if not (any(path == prefix or path.startswith(f"{prefix}/") for prefix in self.prefixes)
+                and is_json(content_type)):
             await self.app(scope, receive, send)
             return
         message = await receive()
@@ -203,10 +218,13 @@ class StrictJSONRPC:
         await self.app(scope, replaying(message, receive), send)
 
 
-def _is_json(content_type: str | None) -> bool:
-    """Whether FastAPI reads a body of ``content_type`` as JSON (its own test, repeated)."""
+def is_json(content_type: str | None) -> bool:
+    """Whether FastAPI reads a body of ``content_type`` as JSON (its own test, repeated; the
+    usual header is answered without parsing it, as this runs on every request)."""
     if not content_type:
         return False
+    if content_type == "application/json":
+        return True
     message = email.message.Message()
     message["content-type"] = content_type
     subtype = message.get_content_subtype()
