@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import pytest
@@ -24,6 +25,7 @@ from tests.support.agents import SECRET
 from tests.support.processes import SYMFONIC_SCRIPT
 from tests.support.servers import Served, free_port, loopback_socket, spawn
 
+Parser = Literal["httptools", "h11"]
 LIMITS = ConnectionLimits(head_timeout=1.0, body_timeout=1.0, max_connections=8, keep_alive=1)
 SLACK = 1.5
 """How much later than its deadline a connection may be closed (a busy test machine)."""
@@ -31,21 +33,25 @@ HEAD = b"POST /v1/agents/support/runs HTTP/1.1\r\nHost: test\r\n"
 
 
 @contextmanager
-def _serving(tmp_path: Path, limits: ConnectionLimits) -> Iterator[tuple[Served, dict[str, str]]]:
+def _serving(tmp_path: Path, limits: ConnectionLimits,
+             parser: Parser = "httptools") -> Iterator[tuple[Served, dict[str, str]]]:
     sock = loopback_socket()
     host = Host.open(f"sqlite:///{tmp_path / 'symfonic.db'}", agents=[support_agent()],
                      secret=SECRET)
     keys = ApiKeys()
-    server = Served(create_app(host, keys, grace=5), sock, limits)
+    server = Served(create_app(host, keys, grace=5), sock, limits, parser=parser)
     try:
         yield server, {"Authorization": f"Bearer {keys.issue('acme')}"}
     finally:
         server.stop()
 
 
-@pytest.fixture
-def served(tmp_path: Path, refunds: Path) -> Iterator[tuple[Served, dict[str, str]]]:
-    with _serving(tmp_path, LIMITS) as serving:
+@pytest.fixture(params=["httptools", "h11"])
+def served(request: pytest.FixtureRequest, tmp_path: Path,
+           refunds: Path) -> Iterator[tuple[Served, dict[str, str]]]:
+    """The guarded server on each of uvicorn's parsers: httptools, which ``symfonic serve`` runs
+    where it is installed, and h11, which it falls back to."""
+    with _serving(tmp_path, LIMITS, request.param) as serving:
         yield serving
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -67,14 +67,15 @@ class Served:
     """An ASGI app served by uvicorn on 127.0.0.1 in a thread of its own."""
 
     def __init__(self, app: ASGIApp, sock: socket.socket,
-                 limits: ConnectionLimits | None = None) -> None:
+                 limits: ConnectionLimits | None = None,
+                 parser: Literal["httptools", "h11"] | None = None) -> None:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self.app = app
         ready = threading.Event()
         options: dict[str, Any] = {"log_level": "warning", "lifespan": "on", "loop": "asyncio",
                                    "timeout_graceful_shutdown": 5}
         config = (uvicorn.Config(app, ws="none", http="h11", **options) if limits is None
-                  else guarded_config(app, limits, **options))  # as symfonic serve runs it
+                  else guarded_config(app, limits, parser=parser, **options))  # as serve runs it
         self._server = _Uvicorn(config, ready)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         daemon=True, name=f"uvicorn-{self.url}")

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 HTTP_EXTRA = "pip install 'symfonic-runtime[http]'"
 RELOADED_APP = "symfonic.cli.reloading:reloaded_app"
-GUARDED_PROTOCOL = "symfonic.transports.http.connections:GuardedH11Protocol"
+GUARDED_PROTOCOL = "symfonic.transports.http.connections:GuardedProtocol"
 WORKERS_VARIABLE = "SYMFONIC_SERVE_WORKERS"
 
 

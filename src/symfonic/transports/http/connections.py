@@ -5,9 +5,9 @@ uvicorn bounds the idle time between requests on a kept-alive connection (``time
 but nothing else: a connection that sends part of a request head and goes quiet, or trickles a
 byte every few seconds, is held for ever, and every one of them is a file descriptor and a
 protocol object; its ``limit_concurrency`` only answers 503 to a request that has arrived whole,
-which a silent connection never does. :class:`GuardedH11Protocol` (uvicorn's h11 protocol, for
-the hooks it has: ``connection_made``, ``data_received``, ``on_response_complete``; so the server
-parses with h11 even where httptools is installed, a small cost next to a turn's) adds:
+which a silent connection never does. :class:`GuardedProtocol` (uvicorn's httptools protocol
+where httptools is installed, as the ``http`` extra installs it, else its h11 one; both have the
+hooks the guards need: ``connection_made``, ``data_received``, ``on_response_complete``) adds:
 
 - a **head deadline**: a request's head must arrive whole within ``head_timeout`` seconds of the
   connection being made, or of its first byte on a kept-alive connection;
@@ -20,6 +20,9 @@ in, so a trickle is cut at the deadline like silence is. A connection cut mid-re
 408 (nothing is sent to one that sent nothing) and closed; the app, if the head had reached it,
 sees the client disconnect. The deadlines cover receiving a request only: a run that takes
 minutes to answer, or an event stream open for an hour, is not cut.
+
+httptools, not h11, because the parser is on every request's path: h11, pure Python, took about
+an eighth of the server's CPU in a pause + resume over HTTP (docs/benchmarks.md, "Over HTTP").
 
 The limits come from :class:`ConnectionLimits`; ``symfonic serve`` takes them as flags or
 ``$SYMFONIC_HEAD_TIMEOUT``, ``$SYMFONIC_BODY_TIMEOUT``, ``$SYMFONIC_MAX_CONNECTIONS`` and
@@ -40,6 +43,11 @@ from typing import Any, ClassVar, Literal
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools not installed: uvicorn's h11 protocol serves alone
+    HttpToolsProtocol = None  # type: ignore[assignment,misc]
 
 logger = logging.getLogger("symfonic.http")
 VARIABLES = {"head_timeout": "SYMFONIC_HEAD_TIMEOUT", "body_timeout": "SYMFONIC_BODY_TIMEOUT",
@@ -111,20 +119,35 @@ def connection_limits(given: Mapping[str, float | int | None] | None = None,
     return ConnectionLimits(**chosen)
 
 
-def guarded_config(app: Any, limits: ConnectionLimits, **options: Any) -> uvicorn.Config:
-    """uvicorn's config for ``app`` with ``limits`` applied (``options`` as for uvicorn)."""
-    protocol = type("LimitedH11Protocol", (GuardedH11Protocol,), {"limits": limits})
+def guarded_config(app: Any, limits: ConnectionLimits, *,
+                   parser: Literal["httptools", "h11"] | None = None,
+                   **options: Any) -> uvicorn.Config:
+    """uvicorn's config for ``app`` with ``limits`` applied (``options`` as for uvicorn);
+    ``parser`` chooses the protocol, by default :data:`GuardedProtocol`'s."""
+    protocols: dict[str | None, type[_Guards] | None] = {
+        "httptools": GuardedHttpToolsProtocol, "h11": GuardedH11Protocol, None: GuardedProtocol}
+    base = protocols[parser]
+    if base is None:
+        raise ValueError("the httptools parser is not installed: pip install httptools")
+    protocol = type(f"Limited{base.__name__}", (base,), {"limits": limits})
     return uvicorn.Config(app, http=protocol, ws="none", timeout_keep_alive=limits.keep_alive,
                           **options)
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with deadlines to receive a request and a connection limit (see
-    the module docstring). ``limits`` unset: read from the environment, once per process (what a
-    worker ``--reload`` starts does, since a class made at run time does not reach it)."""
+class _Guards:
+    """Deadlines to receive a request and a connection limit (see the module docstring), over
+    either of uvicorn's HTTP/1.1 protocols: they read only what both keep (``cycle``,
+    ``connections``, ``transport``, ``loop``, ``client``). ``limits`` unset: read from the
+    environment, once per process (what a worker ``--reload`` starts does, since a class made at
+    run time does not reach it)."""
 
     limits: ClassVar[ConnectionLimits | None] = None
     _refusal_logged: ClassVar[float] = -math.inf
+    cycle: Any
+    connections: set[Any]
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    client: tuple[str, int] | None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -137,12 +160,12 @@ class GuardedH11Protocol(H11Protocol):
         self._heard = False
         self._cycle: object = None
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
         if len(self.connections) > self._limits.max_connections:
             now = time.monotonic()
-            if now - GuardedH11Protocol._refusal_logged >= REFUSAL_LOG_SECONDS:
-                GuardedH11Protocol._refusal_logged = now
+            if now - _Guards._refusal_logged >= REFUSAL_LOG_SECONDS:
+                _Guards._refusal_logged = now
                 logger.warning("refusing connections: %d open, the limit is %d",
                                len(self.connections) - 1, self._limits.max_connections)
             transport.write(_BUSY)
@@ -154,16 +177,16 @@ class GuardedH11Protocol(H11Protocol):
         if self._deadline is None and (self.cycle is None or self.cycle.response_complete):
             self._expect("head")  # the first byte of the next request on a kept-alive connection
         self._heard = True
-        super().data_received(data)
+        super().data_received(data)  # type: ignore[misc]
         self._follow()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
         self._follow()  # a pipelined request may have been read just now
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def _expect(self, part: Literal["head", "body"]) -> None:
         self._stop()
@@ -203,3 +226,18 @@ class GuardedH11Protocol(H11Protocol):
         if answerable and (self._waiting == "body" or self._heard):
             self.transport.write(_TIMED_OUT)
         self.transport.close()
+
+
+class GuardedH11Protocol(_Guards, H11Protocol):  # type: ignore[misc]  # connection_made's type
+    """uvicorn's h11 protocol, guarded."""
+
+
+if HttpToolsProtocol is not None:
+    class GuardedHttpToolsProtocol(_Guards, HttpToolsProtocol):  # type: ignore[misc]  # as above
+        """uvicorn's httptools protocol, guarded."""
+else:  # pragma: no cover - the http extra installs httptools
+    GuardedHttpToolsProtocol = None  # type: ignore[assignment,misc]
+
+GuardedProtocol: type[_Guards] = (GuardedH11Protocol if HttpToolsProtocol is None
+                                  else GuardedHttpToolsProtocol)
+"""The guarded protocol ``symfonic serve`` runs: httptools's where it is installed."""
