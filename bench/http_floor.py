@@ -33,9 +33,9 @@ from typing import Any
 
 import httpx
 
-from bench.symfonic_side import ask_spec
+from bench.symfonic_side import ask_cycle, ask_spec
 from bench.workload import ANSWER, SECRET, USER_INPUT
-from symfonic import Host, Scope
+from symfonic import Host
 from symfonic.transports.http import ApiKeys, create_app, lean
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,12 +171,7 @@ async def measure_layer(block: int = 100, blocks: int = 7) -> tuple[float, float
         keys = ApiKeys()
         client = _AsgiClient(create_app(host, keys, manage_host=False), keys.issue("bench"))
         async with host:
-            agent = host.agent("bench", Scope(tenant="bench"))
-
-            async def library(session: str) -> None:
-                paused = await agent.run(USER_INPUT, session_id=session)
-                assert paused.interrupt is not None
-                await host.continuation.resume(paused.interrupt.token, ANSWER)
+            library = ask_cycle(host)
 
             async def over_app(session: str) -> None:
                 status, paused = await client.post("/v1/agents/bench/runs",

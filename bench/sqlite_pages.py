@@ -25,9 +25,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.symfonic_side import ask_spec
-from bench.workload import ANSWER, SECRET, USER_INPUT
-from symfonic import Host, Scope
+from bench.symfonic_side import ask_cycle, ask_spec
+from bench.workload import SECRET
+from symfonic import Host
 
 COMMITS = ("pause", "claim", "outcome")
 FRAME_HEADER = 24
@@ -82,13 +82,7 @@ async def measure_pages(cycles: int = 30, warmup: int = 300) -> PageProfile:
         pages: dict[str, Counter[str]] = {commit: Counter() for commit in COMMITS}
         page_size = 4096
         async with host:
-            agent = host.agent("bench", Scope(tenant="bench"))
-
-            async def cycle(session: str) -> None:
-                paused = await agent.run(USER_INPUT, session_id=session)
-                assert paused.interrupt is not None
-                await host.continuation.resume(paused.interrupt.token, ANSWER)
-
+            cycle = ask_cycle(host)
             for n in range(warmup):
                 await cycle(f"warm-{n}")
             probe = sqlite3.connect(path)

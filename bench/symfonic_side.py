@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,19 @@ def ask_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> Mode
     if last.role == "tool":
         return ModelReply(text=FINAL_PREFIX + last.content)
     return ModelReply(text="How can I help?")
+
+
+def ask_cycle(host: Host, tenant: str = "bench") -> Callable[[str], Awaitable[None]]:
+    """One pause + resume of :func:`ask_spec`'s agent on ``host``, through the library, by
+    session id: what the benchmarks that look inside one cycle repeat."""
+    agent = host.agent("bench", Scope(tenant=tenant))
+
+    async def cycle(session: str) -> None:
+        paused = await agent.run(USER_INPUT, session_id=session)
+        assert paused.interrupt is not None
+        await host.continuation.resume(paused.interrupt.token, ANSWER)
+
+    return cycle
 
 
 def ask_spec() -> AgentSpec:
