@@ -239,9 +239,8 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                             "its outcome (the history the resume reads is the host's cache, which "
                             "keeps what its pause wrote). At history 0 the pause's read is of a "
                             "session no host holds, so nothing could skip it. What is left is "
-                            "the driver's work per call: grouping the statements of concurrent "
-                            "turns onto one connection's pipeline moves the throughput more "
-                            "than this latency."))
+                            "the driver's work per call (the throughput note says why grouping "
+                            "concurrent turns onto one pipeline was declined)."))
     for backend in ("sqlite", "postgres"):
         if ("bytes", backend) in missed:
             notes.append(
@@ -296,10 +295,15 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 + _driver_note(results)
                 + " A cycle is 5 driver calls now (7 before: the resume's row and turn state "
                 "are one statement, and its history comes from the cache its pause filled). "
-                "What would move it further: the statements of concurrent turns grouped onto one "
-                "connection's pipeline per turn of the loop, as the SQLite store groups its "
-                "writes, or serving from more than one process (the serving section), which this "
-                "target, one process, does not count.")
+                "Grouping concurrent turns' statements onto one connection's pipeline, the "
+                "change named before, was tried and declined: each turn's write is a "
+                "transaction of its own, ended by its own Sync, and psycopg's pipeline reads a "
+                "Sync's results before it sends more (a failing statement raises as its nested "
+                "block closes), so turns sharing a connection would still wait a round trip "
+                "each, unless they shared one transaction, where one turn's conflict would roll "
+                "back another's write. What would move it: a driver that sends several Syncs "
+                "before reading (libpq's PQsendPipelineSync), or serving from more than one "
+                "process (the serving section), which this target, one process, does not count.")
             continue
         theirs_rate = results.concurrency[backend].get("langgraph", {}).get(top, math.nan)
         theirs_cpu = by_system.get("langgraph", {}).get(top, math.nan)
