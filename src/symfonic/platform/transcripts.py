@@ -106,8 +106,11 @@ def _as_stored(messages: Sequence[Message]) -> list[Message]:
     """``messages`` as a read of the store returns them: encoded as the stores encode them (keys
     sorted) and decoded again. A turn's own messages keep their dicts' keys in the order the
     model gave them; kept as they are, a session would read differently on the host that wrote
-    it (an inbox showing ``f(b=1, a=2)``) than on any other (``f(a=2, b=1)``)."""
-    return [Message.from_stored(json.loads(json.dumps(message.to_dict(), sort_keys=True)))
+    it (an inbox showing ``f(b=1, a=2)``) than on any other (``f(a=2, b=1)``). Only a message
+    holding objects (tool calls, provider items) can read back otherwise; the rest, most of any
+    turn, are kept as they are, since the round trip cost a tenth of a pause + resume's CPU."""
+    return [message if not message.tool_calls and message.provider is None
+            else Message.from_stored(json.loads(json.dumps(message.to_dict(), sort_keys=True)))
             for message in messages]
 
 
