@@ -23,7 +23,6 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,13 +34,12 @@ from pathlib import Path
 
 import httpx
 
-from bench.http_floor import Composition, measure_floor, measure_layer
+from bench.http_floor import ROOT, Composition, free_port, measure_composition
 from bench.latency import quantile
 from bench.symfonic_side import SymfonicSubject, ask_spec
 from bench.workload import ANSWER, FINAL_PREFIX, SECRET, USER_INPUT
 from symfonic import Host
 
-ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = 64
 RATIO_TARGET = 2.0
 KEY_LINE = re.compile(r"API key:\s+(sfk_[A-Za-z0-9_-]+)")
@@ -88,12 +86,6 @@ class HttpResult:
         return statistics.median(self.ratios), min(self.ratios), max(self.ratios)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _symfonic_command() -> list[str]:
     """The venv's ``symfonic`` script, as a user types it; the module when there is no script."""
     script = shutil.which("symfonic", path=str(Path(sys.executable).parent))
@@ -108,7 +100,7 @@ class Server:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.stdout = folder / "serve.out"
         self.stderr = folder / "serve.err"
@@ -234,12 +226,8 @@ def _orders(round_: int) -> tuple[str, str]:
 
 
 async def _measure(folder: Path, rounds: int, samples: int, cap: float, load_rounds: int,
-                   seconds: float) -> HttpResult:
-    quick = rounds < 8
-    library_cpu, app_cpu, app_cpu_fastapi = await measure_layer(block=30 if quick else 100,
-                                                                blocks=3 if quick else 7)
-    floor = await measure_floor(pairs=60 if quick else 300, blocks=3 if quick else 5)
-    composition = Composition(floor, library_cpu, app_cpu, app_cpu_fastapi)
+                   seconds: float, quick: bool) -> HttpResult:
+    composition = await measure_composition(quick)
     server = Server(folder)
     subject: SymfonicSubject | None = None
     try:
@@ -293,9 +281,9 @@ def measure_http(quick: bool = False) -> HttpResult:
     with tempfile.TemporaryDirectory(prefix="symfonic-bench-http-") as folder:
         if quick:
             return asyncio.run(_measure(Path(folder), rounds=2, samples=25, cap=1.0, load_rounds=1,
-                                        seconds=1.0))
+                                        seconds=1.0, quick=True))
         return asyncio.run(_measure(Path(folder), rounds=8, samples=150, cap=2.0, load_rounds=3,
-                                    seconds=5.0))
+                                    seconds=5.0, quick=False))
 
 
 def _ms(seconds: float) -> str:

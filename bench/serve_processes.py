@@ -44,7 +44,8 @@ class ProcessesServer(Server):
     def start(self) -> None:
         import subprocess
 
-        from bench.http_roundtrip import ROOT, _symfonic_command
+        from bench.http_floor import ROOT
+        from bench.http_roundtrip import _symfonic_command
         from bench.workload import SECRET
 
         env = {**os.environ, "SYMFONIC_SECRET": SECRET,

@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
 import httpx
 import pytest
@@ -20,12 +19,11 @@ import pytest
 from symfonic import Host
 from symfonic.examples.support import support_agent
 from symfonic.transports.http import ApiKeys, create_app
-from symfonic.transports.http.connections import ConnectionLimits, connection_limits
+from symfonic.transports.http.connections import ConnectionLimits, Parser, connection_limits
 from tests.support.agents import SECRET
 from tests.support.processes import SYMFONIC_SCRIPT
 from tests.support.servers import Served, free_port, loopback_socket, spawn
 
-Parser = Literal["httptools", "h11"]
 LIMITS = ConnectionLimits(head_timeout=1.0, body_timeout=1.0, max_connections=8, keep_alive=1)
 SLACK = 1.5
 """How much later than its deadline a connection may be closed (a busy test machine)."""

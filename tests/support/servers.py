@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -25,7 +25,7 @@ from starlette.types import ASGIApp
 from symfonic import Host
 from symfonic.testing import ManualClock
 from symfonic.transports.http import ApiKeys
-from symfonic.transports.http.connections import ConnectionLimits, guarded_config
+from symfonic.transports.http.connections import ConnectionLimits, Parser, guarded_config
 from symfonic.transports.webhooks.outbound import OutboundPolicy
 
 T = TypeVar("T")
@@ -68,7 +68,7 @@ class Served:
 
     def __init__(self, app: ASGIApp, sock: socket.socket,
                  limits: ConnectionLimits | None = None,
-                 parser: Literal["httptools", "h11"] | None = None) -> None:
+                 parser: Parser | None = None) -> None:
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self.app = app
         ready = threading.Event()

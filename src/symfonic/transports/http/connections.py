@@ -50,6 +50,8 @@ except ImportError:  # httptools not installed: uvicorn's h11 protocol serves al
     HttpToolsProtocol = None  # type: ignore[assignment,misc]
 
 logger = logging.getLogger("symfonic.http")
+Parser = Literal["httptools", "h11"]
+"""uvicorn's HTTP/1.1 parsers the guards run over."""
 VARIABLES = {"head_timeout": "SYMFONIC_HEAD_TIMEOUT", "body_timeout": "SYMFONIC_BODY_TIMEOUT",
              "max_connections": "SYMFONIC_MAX_CONNECTIONS", "keep_alive": "SYMFONIC_KEEP_ALIVE"}
 REFUSAL_LOG_SECONDS = 10.0
@@ -120,7 +122,7 @@ def connection_limits(given: Mapping[str, float | int | None] | None = None,
 
 
 def guarded_config(app: Any, limits: ConnectionLimits, *,
-                   parser: Literal["httptools", "h11"] | None = None,
+                   parser: Parser | None = None,
                    **options: Any) -> uvicorn.Config:
     """uvicorn's config for ``app`` with ``limits`` applied (``options`` as for uvicorn);
     ``parser`` chooses the protocol, by default :data:`GuardedProtocol`'s."""
