@@ -24,14 +24,16 @@ async def surfaces(server: LiveServer) -> dict[str, int]:
         card = await client.get(CARD)
         mcp = await client.post("/mcp", json=MCP_LIST, headers=MCP_HEADERS)
         api = await client.get("/v1/pauses")
-    return {"a2a": card.status_code, "mcp": mcp.status_code, "api": api.status_code}
+        ag_ui = await client.post("/ag-ui/support", json={})  # served: 422, no RunAgentInput
+    return {"a2a": card.status_code, "mcp": mcp.status_code, "api": api.status_code,
+            "ag-ui": ag_ui.status_code}
 
 
 @pytest.mark.parametrize(("mounts", "served"), [
-    (None, {"a2a": 200, "mcp": 200, "api": 200}),  # the extras are installed here
-    ([], {"a2a": 404, "mcp": 404, "api": 200}),
-    (["a2a"], {"a2a": 200, "mcp": 404, "api": 200}),
-    (["MCP "], {"a2a": 404, "mcp": 200, "api": 200}),
+    (None, {"a2a": 200, "mcp": 200, "api": 200, "ag-ui": 422}),  # the extras are installed here
+    ([], {"a2a": 404, "mcp": 404, "api": 200, "ag-ui": 404}),
+    (["a2a"], {"a2a": 200, "mcp": 404, "api": 200, "ag-ui": 404}),
+    (["MCP ", "ag-ui"], {"a2a": 404, "mcp": 200, "api": 200, "ag-ui": 422}),
 ])
 async def test_an_app_serves_the_surfaces_it_is_given(
         start_server: ServerFactory, mounts: list[str] | None, served: dict[str, int]) -> None:
@@ -40,14 +42,14 @@ async def test_an_app_serves_the_surfaces_it_is_given(
 
 
 def test_a_name_that_is_no_surface_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"no surface named 'grpc': choose among a2a, mcp"):
+    with pytest.raises(ValueError, match=r"no surface named 'grpc': choose among a2a, mcp, ag-ui"):
         chosen_mounts(["a2a", "grpc"])
 
 
 def test_a_surface_without_its_extra_is_refused_with_the_install_line(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("symfonic.transports.http.mounts._installed", lambda package: package != "mcp")
-    assert chosen_mounts(None) == ("a2a",)  # not asked for: silently left out, as before
+    assert chosen_mounts(None) == ("a2a", "ag-ui")  # not asked for: silently left out, as before
     with pytest.raises(SurfaceUnavailable, match=r"pip install 'symfonic-runtime\[mcp\]'"):
         chosen_mounts(["a2a", "mcp"])
 
@@ -70,3 +72,6 @@ def test_serve_refuses_a_mount_it_cannot_serve_before_anything_starts() -> None:
     assert missing.returncode == 3, missing.stderr
     assert "pip install 'symfonic-runtime[mcp]'" in missing.stderr
     assert "sfk_" not in missing.stdout  # refused before a key was issued
+    no_ag_ui = serve("--mount", "ag-ui", missing=("ag_ui",))
+    assert no_ag_ui.returncode == 3, no_ag_ui.stderr
+    assert "pip install 'symfonic-runtime[ag-ui]'" in no_ag_ui.stderr

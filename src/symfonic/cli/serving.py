@@ -26,7 +26,7 @@ Connections (:mod:`symfonic.transports.http.connections`): ``--head-timeout``, `
 client may take to send a request, how long an idle one stays, and how many are served at once;
 a reloading server passes them to its workers through those variables.
 
-Surfaces (:mod:`symfonic.transports.http.mounts`): ``--mount a2a``, ``--mount mcp`` choose the
+Surfaces (:mod:`symfonic.transports.http.mounts`): ``--mount a2a``, ``mcp``, ``ag-ui`` choose the
 protocols served beside the API (each named in the banner); without ``--mount``, every one whose
 extra is installed. A name that is no surface, or one whose extra is missing, is refused before
 the port, the app or the store are touched; a reloading server passes its choice to its workers
@@ -106,8 +106,8 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
               help="Seconds an idle kept-alive connection stays open "
                    "(default: $SYMFONIC_KEEP_ALIVE, else 5).")] = None,
           mount: Annotated[list[str] | None, typer.Option(
-              "--mount", help="A protocol to serve beside the HTTP API: a2a or mcp; repeat it for "
-                              "both (default: every one whose extra is installed).")] = None,
+              "--mount", help="A protocol to serve beside the HTTP API: a2a, mcp or ag-ui; repeat "
+                              "it for several (default: every one whose extra is installed).")] = None,
           processes: Annotated[int, typer.Option(
               help="Server processes accepting on the port, each its own host on the database "
                    "(background runs then go to 'symfonic worker').", min=1)] = 1) -> None:

@@ -72,23 +72,29 @@ def issue_refund(order_id: int, amount: float) -> str:
 
 
 def support_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ModelReply:
-    """What a careful support model would do next, read off the transcript."""
+    """What a careful support model would do next, read off the transcript.
+
+    "Refund orders 42 and 7" looks both up in one round, then asks for both refunds in one
+    round: two approvals a person decides separately.
+    """
     last = messages[-1]
     if last.role == "user":
-        match = re.search(r"\d+", last.content)
-        if match is None:
+        orders = _orders_asked(last.content)
+        if not orders:
             return ModelReply(text="Which order is this about? Please give me its number.")
-        order_id = int(match.group())
-        return ModelReply(text=f"Let me look up order {order_id}.", tool_calls=[
-            ToolCall(id=f"lookup-{order_id}", name="lookup_order", arguments={"order_id": order_id})])
+        if len(orders) > 1:
+            return ModelReply(text=f"Let me look up orders {_listed(orders)}.", tool_calls=[
+                _lookup(order_id) for order_id in orders])
+        return ModelReply(text=f"Let me look up order {orders[0]}.", tool_calls=[_lookup(orders[0])])
+    results = _round_results(messages)
+    if len(results) > 1:
+        return _several(results)
     if last.role == "tool" and last.tool_call_id and last.tool_call_id.startswith("lookup-"):
         if last.content.startswith("Error"):
             return ModelReply(text=f"I could not find that order: {last.content}")
         order = json.loads(last.content)
         return ModelReply(text=f"Order {order['order_id']} totals {order['total']:.2f}; "
-                          "I will refund it once approved.", tool_calls=[
-            ToolCall(id=f"refund-{order['order_id']}", name="issue_refund",
-                     arguments={"order_id": order["order_id"], "amount": order["total"]})])
+                          "I will refund it once approved.", tool_calls=[_refund(order)])
     if last.role == "tool" and last.content.startswith("The person rejected"):
         _, _, reason = last.content.partition("Reason: ")
         return ModelReply(text="I did not issue the refund: it was rejected"
@@ -96,6 +102,53 @@ def support_policy(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> 
     if last.role == "tool":
         return ModelReply(text=f"Done. {last.content}")
     return ModelReply(text="How can I help?")
+
+
+def _orders_asked(text: str) -> list[int]:
+    """The orders a request names: every number after "orders", else the first number."""
+    plural = re.search(r"\borders\b(.*)", text, flags=re.IGNORECASE)
+    if plural is not None:
+        several = [int(number) for number in re.findall(r"\d+", plural.group(1))]
+        if len(several) > 1:
+            return list(dict.fromkeys(several))
+    first = re.search(r"\d+", text)
+    return [] if first is None else [int(first.group())]
+
+
+def _round_results(messages: Sequence[Message]) -> list[Message]:
+    """The tool results since the model's last reply (its round's, when it called tools)."""
+    results: list[Message] = []
+    for message in reversed(messages):
+        if message.role != "tool":
+            break
+        results.insert(0, message)
+    return results
+
+
+def _several(results: list[Message]) -> ModelReply:
+    """The next step after a round of several calls: refunds for the orders found, or a
+    summary of what the refunds came to."""
+    if all((r.tool_call_id or "").startswith("lookup-") for r in results):
+        found = [json.loads(r.content) for r in results if not r.content.startswith("Error")]
+        if not found:
+            return ModelReply(text="I could not find any of those orders.")
+        totals = ", ".join(f"{order['order_id']}: {order['total']:.2f}" for order in found)
+        return ModelReply(text=f"Orders {totals}; I will refund each once approved.",
+                          tool_calls=[_refund(order) for order in found])
+    return ModelReply(text="Done. " + " ".join(r.content for r in results))
+
+
+def _lookup(order_id: int) -> ToolCall:
+    return ToolCall(id=f"lookup-{order_id}", name="lookup_order", arguments={"order_id": order_id})
+
+
+def _refund(order: dict[str, Any]) -> ToolCall:
+    return ToolCall(id=f"refund-{order['order_id']}", name="issue_refund",
+                    arguments={"order_id": order["order_id"], "amount": order["total"]})
+
+
+def _listed(orders: list[int]) -> str:
+    return ", ".join(map(str, orders[:-1])) + f" and {orders[-1]}"
 
 
 def small(arguments: dict[str, object]) -> bool:

@@ -312,6 +312,12 @@ class PauseLedger(Protocol):
         so a pre-deploy check over a large ledger reads one grouped scan."""
         ...
 
+    async def session_pause(self, scope: Scope, session_id: str, now: float) -> PauseRecord | None:
+        """The pause the session waits on (as ``session_paused`` counts it), the latest when
+        there are several; None when it waits on none. A client that reloads a conversation
+        finds its open question here, with no listing of the tenant's pauses."""
+        ...
+
     async def answered(self, scope: Scope, *, limit: int = 20) -> list[PauseRecord]:
         """The scope's answered pauses (claimed, whatever came of it since), the latest answer
         first: the recent decisions an inbox shows."""

@@ -139,6 +139,10 @@ SESSION_PAUSED = ("SELECT 1 FROM symfonic_pauses WHERE scope = ? AND session_id 
                   "AND status = 'outstanding' AND (expires_at > ? OR on_expiry IS NOT NULL) LIMIT 1")
 """Whether a session waits on a pause: an unexpired one, or one past its expiry whose decision
 (``on_expiry``) is still to be taken: its turn goes on soon, so a new turn must not start."""
+SESSION_PAUSE = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND session_id = ? "
+                 "AND status = 'outstanding' AND (expires_at > ? OR on_expiry IS NOT NULL) "
+                 "ORDER BY issued_at DESC, jti DESC LIMIT 1")
+"""The pause :data:`SESSION_PAUSED` finds, whole: what a client reloading the session is shown."""
 REVOKE = ("UPDATE symfonic_pauses SET status = 'revoked', finished_at = ? "
           "WHERE jti = ? AND status = 'outstanding' RETURNING scope, jti")
 SWEEP = ("UPDATE symfonic_pauses SET status = 'expired' WHERE jti IN (SELECT jti FROM symfonic_pauses "

@@ -155,12 +155,22 @@ class LedgerConformance:
         agent = live[0].record.pin.partition("@")[0]
         assert await store.ledger.outstanding_counts(NOW) == {("acme", agent): 2, ("globex", agent): 1}
 
-    async def test_session_paused_sees_only_live_outstanding_pauses(self, store: Any) -> None:
-        issue = pause_issue(ttl=10)
-        await store.ledger.issue(issue)
-        assert await store.ledger.session_paused(ACME, "s1", NOW) is True
-        assert await store.ledger.session_paused(GLOBEX, "s1", NOW) is False
-        assert await store.ledger.session_paused(ACME, "s1", NOW + 10) is False
+    async def test_a_session_waits_on_its_live_outstanding_pause_only(self, store: Any) -> None:
+        older, newer = pause_issue(ttl=100), pause_issue(start=2, ttl=10, issued_at=NOW + 1)
+        other, claimed = pause_issue(session="s2"), pause_issue(session="s3")
+        for issue in (older, newer, other, claimed):
+            await store.ledger.issue(issue)
+        await store.ledger.claim(claimed.record.jti, NOW + 1)
+        assert await store.ledger.session_paused(ACME, "s1", NOW + 2) is True
+        assert await store.ledger.session_paused(GLOBEX, "s1", NOW + 2) is False
+        assert await store.ledger.session_paused(ACME, "s3", NOW + 2) is False
+        assert await store.ledger.session_pause(ACME, "s1", NOW + 2) == newer.record  # the latest
+        assert await store.ledger.session_pause(ACME, "s1", NOW + 20) == older.record
+        assert await store.ledger.session_pause(GLOBEX, "s1", NOW + 2) is None
+        assert await store.ledger.session_pause(ACME, "s3", NOW + 2) is None  # claimed
+        assert await store.ledger.session_pause(ACME, "s9", NOW + 2) is None
+        assert await store.ledger.session_paused(ACME, "s1", NOW + 200) is False
+        assert await store.ledger.session_pause(ACME, "s1", NOW + 200) is None
 
     async def test_sweep_marks_expired_pauses(self, store: Any) -> None:
         short, long = pause_issue(session="a", ttl=5), pause_issue(session="b", ttl=500)

@@ -62,6 +62,7 @@ from symfonic.platform.continuation.refusals import (
     scope_or_none,
     unknown,
 )
+from symfonic.platform.continuation.rounds import WaitingCall, waiting_calls
 from symfonic.platform.continuation.voting import counted, still_waiting
 from symfonic.platform.tickets import (
     LedgerTicket,
@@ -236,6 +237,26 @@ class LedgerContinuation:
         with measures.refusals(), reachable():
             return await self._resume_stream(token, None, EXPIRY_ANSWERER, run_id, None,
                                              at_expiry=True)
+
+    async def waiting_round(self, token: str) -> tuple[WaitingCall, ...]:
+        """The paused round's undecided interactions, the pause's own first (:mod:`.rounds`):
+        what a front end showing a round's questions together lists. Only the first is answered
+        by ``token``; each of the others becomes a pause when the one before it is answered.
+
+        Raises:
+            UnknownPauseToken: the token names no pause of this host, or one that waits no more
+                (a subclass says which: expired, revoked, already resumed, malformed).
+            IncompatibleDefinition: the serving definition may not resume it.
+        """
+        with reachable():
+            claims, scope, agent, _, record, state = await self._paused(token)
+            if record.status_at(self._clock()) != "outstanding":
+                refuse(record, self._clock())
+            state, call = paused_call(claims, state, scope)
+            tools = await agent.spec.listed_tools()
+            own = WaitingCall(call=call, spec=answer_spec(agent, record, tools),
+                              policy=policy_of(record), paused=True, requester=record.requester)
+            return waiting_calls(agent, tools, state, own)
 
     async def check_answerer(self, token: str, person: Person | None) -> None:
         """Refuse, before anything is queued, a caller who may not answer the pause (a

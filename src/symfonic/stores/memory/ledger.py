@@ -182,9 +182,13 @@ class MemoryLedger(MemoryPort):
         return sorted(rows, key=lambda r: (r.claimed_at or 0.0, r.jti), reverse=True)[:limit]
 
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
-        return any(r.scope == scope and r.session_id == session_id and r.status == "outstanding"
-                   and (r.expires_at > now or r.on_expiry is not None)
-                   for r in self._db.pauses.values())
+        return await self.session_pause(scope, session_id, now) is not None
+
+    async def session_pause(self, scope: Scope, session_id: str, now: float) -> PauseRecord | None:
+        waiting = [r for r in self._db.pauses.values()
+                   if r.scope == scope and r.session_id == session_id and r.status == "outstanding"
+                   and (r.expires_at > now or r.on_expiry is not None)]
+        return max(waiting, key=lambda r: (r.issued_at, r.jti), default=None)
 
     async def cast_vote(self, vote: Vote, now: float) -> bool:
         async with self._db.lock:

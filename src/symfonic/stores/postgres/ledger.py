@@ -189,6 +189,10 @@ class PostgresLedger(PostgresPort):
     async def session_paused(self, scope: Scope, session_id: str, now: float) -> bool:
         return bool(await self._fetchall(S["SESSION_PAUSED"], (scope.key, session_id, now)))
 
+    async def session_pause(self, scope: Scope, session_id: str, now: float) -> PauseRecord | None:
+        rows = await self._fetchall(S["SESSION_PAUSE"], (scope.key, session_id, now))
+        return sql.record_of(rows[0]) if rows else None
+
     async def revoke(self, jti: str, now: float, *, by: Actor = SYSTEM) -> bool:
         return await self._decided("REVOKE", (now, jti), audit_events.revoked(now, by)) == 1
 

@@ -157,6 +157,11 @@ class SQLiteLedger(SQLitePort):
                                                    (scope.key, session_id, now)).fetchone())
         return row is not None
 
+    async def session_pause(self, scope: Scope, session_id: str, now: float) -> PauseRecord | None:
+        row = await self._read(lambda c: c.execute(sql.SESSION_PAUSE,
+                                                   (scope.key, session_id, now)).fetchone())
+        return None if row is None else sql.record_of(row)
+
     async def revoke(self, jti: str, now: float, *, by: Actor = SYSTEM) -> bool:
         return await self._audited(sql.REVOKE, (now, jti), audit_events.revoked(now, by)) == 1
 

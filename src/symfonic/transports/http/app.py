@@ -78,9 +78,11 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
             are refused (503) from the moment the shutdown starts.
 
         mounts: The protocols served beside the API: ``"a2a"`` (every agent at
-            ``/a2a/{agent}``, :func:`symfonic.transports.a2a.mount_a2a`) and ``"mcp"`` (every
-            agent an MCP tool at ``/mcp``, :func:`symfonic.transports.mcp.mount_mcp`), with the
-            same keys; ``[]`` serves neither. None: each whose extra is installed. Nothing of a
+            ``/a2a/{agent}``, :func:`symfonic.transports.a2a.mount_a2a`), ``"mcp"`` (every
+            agent an MCP tool at ``/mcp``, :func:`symfonic.transports.mcp.mount_mcp`) and
+            ``"ag-ui"`` (every agent at ``/ag-ui/{agent}`` for web front ends,
+            :func:`symfonic.transports.ag_ui.mount_ag_ui`), with the same keys; ``[]`` serves
+            none. None: each whose extra is installed. Nothing of a
             surface not served is imported.
         oidc: The identity provider the inbox signs people in with (needs
             ``symfonic-runtime[oidc]``; :meth:`OIDCConfig.from_env` reads ``SYMFONIC_OIDC_*``).
@@ -198,6 +200,10 @@ def create_app(host: Host, api_keys: ApiKeys, webhooks: WebhookConfig | None = N
         from symfonic.transports.mcp import mount_mcp
 
         mount_mcp(app, service)  # after the lifespan is set too: MCP's manager runs inside it
+    if "ag-ui" in chosen:
+        from symfonic.transports.ag_ui import mount_ag_ui
+
+        mount_ag_ui(app)
     return app
 
 

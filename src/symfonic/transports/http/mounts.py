@@ -1,4 +1,4 @@
-"""Which protocols an app serves beside its HTTP API: A2A, MCP, chosen rather than found.
+"""Which protocols an app serves beside its HTTP API: A2A, MCP, AG-UI, chosen rather than found.
 
 An installed package is not a decision: a server that serves MCP because something in its
 virtualenv pulled ``mcp`` in offers a surface its operator never chose. So ``create_app(...,
@@ -21,6 +21,7 @@ __all__ = ["MOUNTS_VARIABLE", "SURFACES", "SurfaceUnavailable", "chosen_mounts",
 SURFACES: dict[str, tuple[str, str]] = {
     "a2a": ("a2a", "pip install 'symfonic-runtime[a2a]'"),
     "mcp": ("mcp", "pip install 'symfonic-runtime[mcp]'"),
+    "ag-ui": ("ag_ui", "pip install 'symfonic-runtime[ag-ui]'"),
 }
 """Each surface: the package its extra installs, and the line that installs it."""
 MOUNTS_VARIABLE = "SYMFONIC_MOUNTS"

@@ -207,6 +207,9 @@ def protocol_banner(public_url: str, agents: Collection[str],
         urls = ", ".join(f"{public_url}/a2a/{name}" for name in sorted(agents))
         lines.append(f"  A2A:      {urls} (JSON-RPC and HTTP+JSON; each agent's card at "
                      ".well-known/agent-card.json under its URL; the same keys)")
+    if "ag-ui" in mounts and agents:
+        urls = ", ".join(f"{public_url}/ag-ui/{name}" for name in sorted(agents))
+        lines.append(f"  AG-UI:    {urls} (POST RunAgentInput, SSE events; the same keys)")
     return lines
 
 

@@ -23,6 +23,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import JSONResponse, Response
 
+from symfonic.kernel.events import RunEvent
 from symfonic.outcome import collect
 from symfonic.platform.continuation import ContinuationUnavailable, PauseExpired
 from symfonic.platform.host import Host
@@ -170,7 +171,7 @@ def _granting(request: Request, credentials: HTTPAuthorizationCredentials | None
     return key
 
 
-async def run_response(feed: Feed, request: Request, service: Service) -> Response:
+async def run_response(feed: Feed[RunEvent], request: Request, service: Service) -> Response:
     """A run's outcome as JSON, or its events as SSE when the client accepts them.
 
     The first event is read before the status line is sent, so a run refused at its start

@@ -27,12 +27,15 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from starlette.responses import StreamingResponse
 
 from symfonic.kernel.events import RunEvent
 from symfonic.transports.http.errors import Refusal, run_interrupted
+
+E = TypeVar("E")
+"""What a pumped stream yields: a run's events, or a protocol's frames made of them."""
 
 logger = logging.getLogger("symfonic.http")
 KEEPALIVE_SECONDS = 15.0
@@ -49,14 +52,14 @@ class _End:
     error: BaseException | None = None
 
 
-class Feed:
+class Feed(Generic[E]):
     """One run's events, read from the queue its pump fills."""
 
-    def __init__(self, queue: asyncio.Queue[RunEvent | _End]) -> None:
+    def __init__(self, queue: asyncio.Queue[E | _End]) -> None:
         self._queue = queue
         self._ended = False
 
-    async def next(self) -> RunEvent | None:
+    async def next(self) -> E | None:
         """The next event; None after the last.
 
         Raises:
@@ -73,19 +76,21 @@ class Feed:
             return None
         return item
 
-    async def events(self) -> AsyncIterator[RunEvent]:
+    async def events(self) -> AsyncIterator[E]:
         while (event := await self.next()) is not None:
             yield event
 
 
 class RunPump:
-    """Drives run event streams to their end in background tasks."""
+    """Drives run event streams to their end in background tasks (a protocol's own events
+    too: the AG-UI surface pumps its frames), so that a client that goes away never cuts a
+    claimed turn short."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def start(self, events: AsyncIterator[RunEvent]) -> Feed:
-        queue: asyncio.Queue[RunEvent | _End] = asyncio.Queue()
+    def start(self, events: AsyncIterator[E]) -> Feed[E]:
+        queue: asyncio.Queue[E | _End] = asyncio.Queue()
 
         async def pump() -> None:
             end = _End(run_interrupted())
@@ -146,7 +151,7 @@ def wants_events(accept: str | None) -> bool:
     return bool(accept) and "text/event-stream" in (accept or "").lower()
 
 
-def event_stream(first: RunEvent | None, feed: Feed,
+def event_stream(first: RunEvent | None, feed: Feed[RunEvent],
                  render: Callable[[RunEvent], dict[str, Any]]) -> StreamingResponse:
     """The SSE response for a run whose first event has already been read (to refuse early)."""
 
@@ -175,7 +180,7 @@ class _Quiet:
     """Nothing happened for a while."""
 
 
-async def _next_or_quiet(feed: Feed) -> RunEvent | _Quiet | None:
+async def _next_or_quiet(feed: Feed[E]) -> E | _Quiet | None:
     try:
         return await asyncio.wait_for(feed.next(), KEEPALIVE_SECONDS)
     except TimeoutError:
