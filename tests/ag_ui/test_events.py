@@ -150,6 +150,8 @@ async def test_what_is_refused_before_a_run_is_an_http_status(server: LiveServer
     body = {"threadId": "t1", "runId": "r", "messages": []}
     async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
         assert (await http.post("/ag-ui/support", json=body)).status_code == 401
+        anonymous = await http.post("/ag-ui/support", content=b"{not json")
+        assert anonymous.status_code == 401  # who asks is known before the body is read
         reader = await http.post("/ag-ui/support", json=body, headers=server.auth("acme-reader"))
         assert (reader.status_code, reader.json()["error"]) == (403, "forbidden")
         unknown = await http.post("/ag-ui/nobody", json=body, headers=server.auth("acme"))

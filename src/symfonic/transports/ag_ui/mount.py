@@ -1,9 +1,10 @@
 """``mount_ag_ui``: every agent of an app at ``POST /ag-ui/{agent}``, AG-UI over SSE.
 
 The request is a ``RunAgentInput`` (camelCase, as every AG-UI client sends it), parsed strictly
-(a repeated key, NaN or an infinity is refused with 422, as on the rest of the API); the answer
-is the run's events as Server-Sent Events (:mod:`.turns`). What can be refused before a run
-starts is an HTTP status with the API's problem body: 401 without a valid key, 403 for a key
+(a repeated key, NaN or an infinity is refused with 422, as on the rest of the API) once the key
+is known; the answer is the run's events as Server-Sent Events (:mod:`.turns`). What can be
+refused before a run starts is an HTTP status with the API's problem body: 401 without a valid
+key (whatever the body), 403 for a key
 without the permission (``runs`` for a run; ``pauses:answer`` for a resume), 404 for an agent
 the app does not serve, 422 for a body that is no ``RunAgentInput`` or whose ``threadId`` is
 not a session id, 503 while the service stops. Everything else is the stream's ``RUN_ERROR``.
@@ -38,7 +39,7 @@ from symfonic.transports.ag_ui.turns import AgUiRun
 from symfonic.transports.http import strict_json
 from symfonic.transports.http.errors import Refusal
 from symfonic.transports.http.schemas import SESSION_PATTERN
-from symfonic.transports.http.service import authorized, service_of
+from symfonic.transports.http.service import authenticated, grants, service_of
 from symfonic.transports.http.sse import KEEPALIVE_SECONDS, Feed
 
 PREFIX = "/ag-ui"
@@ -55,8 +56,9 @@ async def run_agent(request: Request) -> Response:
     """One AG-UI run of the agent the path names."""
     service = service_of(request)
     name = request.path_params["agent"]
+    key = await authenticated(request)  # who asks, before anything of the body is read
     body = await _input(request)
-    key = await authorized(request, "pauses:answer" if body.resume else "runs")
+    grants(key, "pauses:answer" if body.resume else "runs")
     if name not in service.host.specs:
         raise Refusal(404, "unknown_agent", f"no agent named {name!r} is served here")
     service.check_accepting()

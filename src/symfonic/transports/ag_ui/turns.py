@@ -164,7 +164,7 @@ class AgUiRun:
                     and last.interrupt.tool_call_id == following.waiting.call.id):
                 token = last.interrupt.token
                 continue
-            if last is not None and isinstance(last, Paused):
+            if isinstance(last, Paused):
                 yield last
             return
 

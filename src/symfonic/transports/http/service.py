@@ -160,14 +160,38 @@ async def authorized(request: Request, permission: Permission) -> ApiKey:
     return _granting(request, await bearer(request), permission)
 
 
+async def authenticated(request: Request) -> ApiKey:
+    """The caller's key, whatever it grants: for a handler that must know who asks before it
+    reads the request, and learns only from the request which permission it needs (check it
+    with :func:`grants`).
+
+    Raises:
+        Refusal: 401 ``unauthorized``.
+    """
+    return _key(request, await bearer(request))
+
+
+def grants(key: ApiKey, permission: Permission) -> ApiKey:
+    """``key``, when it grants ``permission``.
+
+    Raises:
+        Refusal: 403 ``forbidden``.
+    """
+    if not key.allows(permission):
+        raise Refusal(403, "forbidden", f"this key lacks the {permission!r} permission")
+    return key
+
+
 def _granting(request: Request, credentials: HTTPAuthorizationCredentials | None,
               permission: Permission) -> ApiKey:
+    return grants(_key(request, credentials), permission)
+
+
+def _key(request: Request, credentials: HTTPAuthorizationCredentials | None) -> ApiKey:
     key = service_of(request).keys.authenticate(credentials.credentials if credentials else None)
     if key is None:
         raise Refusal(401, "unauthorized", "send a valid API key: Authorization: Bearer sfk_...",
                       headers={"WWW-Authenticate": 'Bearer realm="symfonic"'})
-    if not key.allows(permission):
-        raise Refusal(403, "forbidden", f"this key lacks the {permission!r} permission")
     return key
 
 
