@@ -11,6 +11,8 @@ from playwright.async_api import Page, expect
 from starlette.applications import Starlette
 from starlette.staticfiles import StaticFiles
 
+from symfonic import Person
+from symfonic.examples.support import REFUND_APPROVALS, support_agent
 from tests.support.agents import refund_lines
 from tests.support.servers import ServerFactory
 
@@ -45,3 +47,23 @@ async def test_the_example_page_answers_each_approval_once(
     await expect(page.locator("#log")).to_contain_text("Please refund orders 42 and 7.")
     await expect(cards).to_have_count(0)
     assert len(refund_lines(refunds)) == 2
+
+
+async def test_the_example_page_runs_as_the_person_signed_in_to_the_inbox(
+        start_server: ServerFactory, page: Page, refunds: Path) -> None:
+    server = start_server(agents=[support_agent(REFUND_APPROVALS)])  # refunds go to finance
+    app = server.served.app
+    assert isinstance(app, Starlette)
+    app.mount("/desk", StaticFiles(directory=PAGE, html=True))
+    ada = server.keys.issue("acme", person=Person(id="ada", groups=frozenset({"finance"})))
+
+    await page.goto(f"{server.url}/inbox#key={ada}")  # signs in, as the banner's link does
+    await expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    await page.goto(f"{server.url}/desk/")  # no key in the page: the inbox's session
+    await page.fill("#text", "Please refund orders 42 and 7.")
+    await page.click("#ask button")
+    await expect(page.locator(".interrupt")).to_have_count(2)
+    await page.locator('[data-call="refund-42"] .decision').select_option("reject")
+    await page.click("#decide")
+    await expect(page.locator("#status")).to_have_text("Done.")
+    assert refund_lines(refunds) == [{"order_id": 7, "amount": 12.5}]

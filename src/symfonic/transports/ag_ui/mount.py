@@ -14,6 +14,14 @@ the same id under another tenant's key is another, empty, thread, and an interru
 is unknown to every other. A key bound to a person answers as that person (the approvers a pause
 names, its requester rule); a service key answers only what names no audience.
 
+A page of the service's own origin may act as the person signed in to the inbox (with a key or
+by single sign-on; an emailed link's sign-in reaches its one pause only, and is refused here):
+``POST /inbox/ag-ui/{agent}`` takes the inbox's session cookie (``HttpOnly``, ``SameSite``,
+scoped to ``/inbox``, hence the path) instead of a key. A cookie travels with requests a page of
+another site makes, so that route refuses what a browser says came from another site (its
+``Origin`` or ``Sec-Fetch-Site``, as the inbox's forms do) and takes JSON only: a cross-site page
+can send JSON only after a CORS preflight, which this service never grants.
+
 The run is driven by the app's pump, so a client that goes away does not stop a turn half-way,
 and a stopping server gives it its grace. The route is not part of the OpenAPI document: its
 contract is AG-UI's.
@@ -37,9 +45,12 @@ from starlette.responses import Response, StreamingResponse
 
 from symfonic.transports.ag_ui.turns import AgUiRun
 from symfonic.transports.http import strict_json
+from symfonic.transports.http.auth import ApiKey
 from symfonic.transports.http.errors import Refusal
+from symfonic.transports.http.inbox_access import session_of
 from symfonic.transports.http.schemas import SESSION_PATTERN
 from symfonic.transports.http.service import authenticated, grants, service_of
+from symfonic.transports.http.sessions import cross_site
 from symfonic.transports.http.sse import KEEPALIVE_SECONDS, Feed
 
 PREFIX = "/ag-ui"
@@ -48,15 +59,36 @@ _SESSION = re.compile(SESSION_PATTERN)
 
 
 def mount_ag_ui(app: FastAPI) -> None:
-    """Serve every agent of ``app``'s host (an app ``create_app`` made) at ``/ag-ui/{agent}``."""
+    """Serve every agent of ``app``'s host (an app ``create_app`` made) at ``/ag-ui/{agent}``
+    (API keys) and ``/inbox/ag-ui/{agent}`` (the inbox's signed-in person)."""
     app.add_route(f"{PREFIX}/{{agent}}", run_agent, methods=["POST"], include_in_schema=False)
+    app.add_route(f"/inbox{PREFIX}/{{agent}}", run_agent_signed_in, methods=["POST"],
+                  include_in_schema=False)
 
 
 async def run_agent(request: Request) -> Response:
-    """One AG-UI run of the agent the path names."""
+    """One AG-UI run of the agent the path names, for the request's API key."""
+    return await _run(request, await authenticated(request))  # before the body is read
+
+
+async def run_agent_signed_in(request: Request) -> Response:
+    """One AG-UI run of the agent the path names, for the person signed in to the inbox."""
+    service = service_of(request)
+    signed_in = await session_of(service, request)
+    if signed_in is None:
+        raise Refusal(401, "unauthorized", "sign in to the inbox first (an emailed link's "
+                                           "sign-in reaches its one pause only)")
+    foreign = cross_site(request, service.public_url)
+    if foreign is not None:
+        raise Refusal(403, "forbidden", f"run the agent from this service's own pages: {foreign}")
+    if not strict_json.is_json(request.headers.get("content-type")):
+        raise Refusal(415, "unsupported_media_type", "send the RunAgentInput as application/json")
+    return await _run(request, signed_in[1])
+
+
+async def _run(request: Request, key: ApiKey) -> Response:
     service = service_of(request)
     name = request.path_params["agent"]
-    key = await authenticated(request)  # who asks, before anything of the body is read
     body = await _input(request)
     grants(key, "pauses:answer" if body.resume else "runs")
     if name not in service.host.specs:
