@@ -21,7 +21,7 @@ SIGNALS = {"InvocationPaused", "ToolInputRequired"}
 """Control-flow signals: they steer the kernel and are never errors (see STYLE: two families)."""
 TRANSPORT_ONLY = {"Refusal", "DeliveryFailed", "NotStrictJSON", "OutboundRefused", "SurfaceUnavailable",
                   "TelemetryExtraMissing", "MCPToolError", "MCPConnectionError", "OIDCError",
-                  "LinkRefused"}
+                  "LinkRefused", "ResumeRefused"}
 """Errors of the transports; importable from their modules, not from symfonic."""
 _LINE = re.compile(r"^(?P<indent>[│├└─ ]*)(?P<name>[A-Z]\w+)(?:\((?P<base>\w+)\))?(?:\s|$)")
 

@@ -8,8 +8,8 @@ for (the seeds give ``UnknownPauseToken`` a ``LookupError`` base and ``Continuat
 
 The classes live beside the code that raises them; this drawing is the one place that shows them
 together, and ``tests/test_errors.py`` fails when the drawing and the classes disagree. Every class
-here is importable from :mod:`symfonic`, except those marked (HTTP), (oidc), (mcp) or (serve),
-which need an extra. Signals are not errors and are not drawn:
+here is importable from :mod:`symfonic`, except those marked (HTTP), (oidc), (email), (ag-ui),
+(mcp) or (serve), which need an extra. Signals are not errors and are not drawn:
 :class:`~symfonic.kernel.interrupts.InvocationPaused` stops a run for a person and is never seen
 outside it.
 
@@ -64,6 +64,7 @@ outside it.
     ├── SurfaceUnavailable(ImportError)       (HTTP) a protocol asked to be served lacks its extra
     ├── OIDCError(PermissionError)            (oidc) a single sign-on refused, and why
     ├── LinkRefused(PermissionError)          (email) an emailed inbox link signs nobody in
+    ├── ResumeRefused(ValueError)             (ag-ui) a resume[] that cannot be applied; nothing answered
     ├── MCPToolError                          (mcp) an MCP tool failed; the model reads why
     ├── MCPConnectionError                    (mcp) an MCP server could not be reached
     └── TelemetryExtraMissing(ImportError)    (serve) OTEL_* asks for an export; no [otel] extra

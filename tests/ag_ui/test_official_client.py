@@ -3,10 +3,11 @@ with Node (``tests/ag_ui``, installed by ``.ci/run``), against ``symfonic serve`
 over SQLite and PostgreSQL, with the example app (refunds approved by finance people).
 
 A page asks for two refunds; the round pauses on two approvals, shown as two interrupts. The
-server restarts. Another tenant's key and a person outside finance are refused, changing
-nothing. A second client, knowing only the thread id (a reloaded page), reads the conversation
-and its interrupts, then answers each separately (approve one, edit the other), submitted twice
-at once by two clients: exactly one continues, each refund runs once, as edited.
+server restarts, as two processes on the database. Another tenant's key and a person outside
+finance are refused, changing nothing. A second client, knowing only the thread id (a reloaded
+page), reads the conversation and its interrupts, then answers each separately (approve one,
+edit the other), submitted twice at once by two clients, one to each server: exactly one
+continues, each refund runs once, as edited.
 """
 
 from __future__ import annotations
@@ -55,23 +56,25 @@ class Desk:
         self.url = url
         self.env = environment(workdir, {"SYMFONIC_DATABASE_URL": url, "SYMFONIC_SECRET": SECRET,
                                          "SYMFONIC_DEMO_REFUNDS": str(refunds)})
-        self.serving: Serving | None = None
+        self.servings: list[Serving] = []
 
     async def start(self) -> Serving:
+        """One more server on the database."""
         for attempt in (1, 2):  # once more when another test took the port meanwhile
             try:
-                self.serving = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())],
-                                           self.workdir, self.env)
-                return self.serving
+                serving = await spawn([SYMFONIC_SCRIPT, "serve", "--port", str(free_port())],
+                                      self.workdir, self.env)
+                self.servings.append(serving)
+                return serving
             except AssertionError as failed:
                 if attempt == 2 or "is in use" not in str(failed):
                     raise
         raise AssertionError("unreachable")
 
     async def stop(self) -> None:
-        if self.serving is not None:
-            await self.serving.stop()
-            self.serving = None
+        """Stop every server."""
+        while self.servings:
+            await self.servings.pop().stop()
 
     def key(self, tenant: str, person: str, groups: str) -> str:
         made = symfonic(self.workdir, "keys", "add", "--tenant", tenant, "--person", person,
@@ -81,10 +84,9 @@ class Desk:
         assert found, made.stdout
         return found.group(0)
 
-    async def run(self, key: str, **command: Any) -> dict[str, Any]:
-        """One run of the official client against the agent's AG-UI endpoint."""
-        assert self.serving is not None
-        order = {"url": f"{self.serving.url}/ag-ui/support", "key": key, "threadId": THREAD,
+    async def run(self, key: str, via: int = 0, **command: Any) -> dict[str, Any]:
+        """One run of the official client against the agent's AG-UI endpoint on server ``via``."""
+        order = {"url": f"{self.servings[via].url}/ag-ui/support", "key": key, "threadId": THREAD,
                  **command}
         node = await asyncio.create_subprocess_exec(
             "node", str(CLIENT), json.dumps(order), stdout=asyncio.subprocess.PIPE,
@@ -125,7 +127,8 @@ async def test_two_approvals_answered_per_action_after_a_restart_run_once(
     assert "TOOL_CALL_START" in asked["events"] and "MESSAGES_SNAPSHOT" in asked["events"]
 
     await desk.stop()
-    await desk.start()  # a new process: nothing of the thread is in memory
+    await desk.start()  # new processes: nothing of the thread is in memory
+    await desk.start()
 
     entries = [
         {"interruptId": interrupts[0]["id"], "status": "resolved", "payload": {"approved": True}},
@@ -143,8 +146,8 @@ async def test_two_approvals_answered_per_action_after_a_restart_run_once(
     said = [m["content"] for m in reloaded["messages"] if m["role"] == "user"]
     assert said == ["Please refund orders 42 and 7."]
 
-    twice = await asyncio.gather(*(desk.run(ada, resume=entries, messages=reloaded["messages"])
-                                   for _ in range(2)))
+    twice = await asyncio.gather(*(desk.run(ada, via, resume=entries, messages=reloaded["messages"])
+                                   for via in (0, 1)))  # one submit to each server
     won = [result for result in twice if result["runError"] is None]
     lost = [result for result in twice if result["runError"] is not None]
     assert len(won) == 1 and ended_well(won[0]), twice

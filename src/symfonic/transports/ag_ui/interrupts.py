@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.capabilities.human.errors import AnswerInvalid
 from symfonic.capabilities.human.typed_projection import project
+from symfonic.errors import SymfonicError
 from symfonic.kernel.people import Person
 from symfonic.platform.continuation.rounds import WaitingCall
 
@@ -55,7 +56,7 @@ APPROVAL_SCHEMA: dict[str, Any] = ApprovalPayload.model_json_schema()
 """An approval interrupt's ``responseSchema``."""
 
 
-class ResumeRefused(ValueError):
+class ResumeRefused(SymfonicError, ValueError):
     """A ``resume[]`` that cannot be applied as sent; nothing was answered.
 
     Attributes:

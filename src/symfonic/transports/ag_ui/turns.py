@@ -96,7 +96,7 @@ class AgUiRun:
                     for shown in self._shown.of(event):
                         yield shown
             ending = await self._ending(terminal)
-        except (SymfonicError, ResumeRefused) as refused:
+        except SymfonicError as refused:  # ResumeRefused among them
             ending = _refusal(refused)
         for shown in self._shown.close():
             yield shown
