@@ -75,7 +75,7 @@ async def test_a_round_of_two_approvals_is_two_interrupts(server: LiveServer) ->
     assert interrupts[0]["id"].endswith(":refund-42") and interrupts[1]["id"].endswith(":refund-7")
     assert interrupts[1]["metadata"]["arguments"] == {"order_id": 7, "amount": 12.5}
     assert interrupts[0]["responseSchema"]["additionalProperties"] is False
-    assert datetime.fromisoformat(interrupts[0]["expiresAt"]) > datetime.now().astimezone()
+    assert datetime.fromisoformat(interrupts[0]["expiresAt"]).timestamp() > server.clock()
     snapshot = events[-2]["messages"]
     assert snapshot[0] == {"id": "symfonic:0", "role": "user", "content": ASK}
     assert [m["role"] for m in snapshot] == ["user", "assistant", "tool", "tool", "assistant"]
@@ -125,6 +125,35 @@ async def test_cancelled_rejects_and_a_partial_resume_leaves_the_rest_waiting(
     assert done["outcome"]["type"] == "success"
     assert "rejected" in done["result"] and "Refunded 12.50 on order 7." in done["result"]
     assert refund_lines(refunds) == [{"order_id": 7, "amount": 12.5}]  # 42 was cancelled
+
+
+async def test_an_expired_or_revoked_round_is_refused_with_its_code(
+        server: LiveServer, refunds: Path) -> None:
+    interrupts = await paused(server)
+    server.clock.advance(8 * 24 * 3600)  # past any pause's time to live
+    expired = ending(await run(server, {"resume": [entry(i) for i in interrupts]}))
+    assert expired["code"] == "pause_expired", expired
+
+    again = await paused_on(server, "t2")
+    token = await_token(server, again[0]["id"].partition(":")[0])
+    async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
+        revoked = await http.delete(f"/v1/pauses/{token}", headers=server.auth("acme"))
+        assert revoked.status_code == 200 and revoked.json()["revoked"] is True
+    withdrawn = ending(await run(server, {"resume": [entry(i) for i in again]}, thread="t2"))
+    assert withdrawn["code"] == "pause_revoked", withdrawn
+    assert refund_lines(refunds) == []
+
+
+async def paused_on(server: LiveServer, thread: str) -> list[dict[str, Any]]:
+    finished = ending(await run(server, said(ASK), thread=thread))
+    interrupts: list[dict[str, Any]] = finished["outcome"]["interrupts"]
+    return interrupts
+
+
+def await_token(server: LiveServer, pause_id: str) -> str:
+    token = server.served.call(server.host.token_of(pause_id, Scope(tenant="acme")))
+    assert token is not None
+    return token
 
 
 async def test_a_reload_shows_the_thread_and_new_input_waits_for_the_answers(
