@@ -19,13 +19,14 @@ from typing import Protocol
 
 from symfonic.capabilities.human.audience import NotAnApprover
 from symfonic.kernel.people import Person
+from symfonic.platform.continuation.reading import reachable
 from symfonic.platform.continuation.refusals import (
     refuse,
     refuse_if_assigned,
     refuse_unless_answerer,
     unknown,
 )
-from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
+from symfonic.platform.continuation.resuming import LedgerContinuation
 from symfonic.platform.tickets import LedgerTicket, counted_ticket
 from symfonic.services.audit import Actor
 from symfonic.services.ledger import PauseLedger, PauseRecord

@@ -26,7 +26,8 @@ from symfonic.capabilities.human.tokens import TokenKeys
 from symfonic.outcome import collect
 from symfonic.platform.background import BackgroundRuns, WorkerOptions
 from symfonic.platform.continuation import PauseAlreadyResumed, RecoveryRefused
-from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
+from symfonic.platform.continuation.reading import reachable
+from symfonic.platform.continuation.resuming import LedgerContinuation
 from symfonic.platform.polling import POLL_SECONDS, repeatedly
 from symfonic.platform.tickets import claims_of
 from symfonic.services.ledger import SWEEP_BATCH

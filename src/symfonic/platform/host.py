@@ -43,7 +43,8 @@ from symfonic.platform.background import WORKERS_MODULE, BackgroundRuns, Submitt
 from symfonic.platform.continuation import AgentNotServed, ContinuationUnavailable
 from symfonic.platform.continuation.claimed import DEFAULT_LEASE
 from symfonic.platform.continuation.conversations import conversation_upto
-from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
+from symfonic.platform.continuation.reading import reachable
+from symfonic.platform.continuation.resuming import LedgerContinuation
 from symfonic.platform.expiry import ExpiryDecisions
 from symfonic.platform.tickets import (
     Answerer,

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from symfonic.capabilities.human.audience import AnswerPolicy
 from symfonic.capabilities.human.issuing import pause_notification
-from symfonic.platform.continuation.resuming import reachable
+from symfonic.platform.continuation.reading import reachable
 from symfonic.platform.polling import POLL_SECONDS, repeatedly
 from symfonic.platform.tickets import policy_of
 from symfonic.services.audit import AuditEvent

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from symfonic.kernel.messages import Message
-from symfonic.platform.continuation.resuming import LedgerContinuation, reachable
+from symfonic.platform.continuation.reading import reachable
+from symfonic.platform.continuation.resuming import LedgerContinuation
 from symfonic.services.conversation import TranscriptService
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
 from symfonic.kernel.scope import Scope
-from symfonic.platform.continuation.resuming import reachable
+from symfonic.platform.continuation.reading import reachable
 from symfonic.services.outbox import OutboxEntry
 from symfonic.transports.email import email_prefix
 from symfonic.transports.http.api import TokenParam

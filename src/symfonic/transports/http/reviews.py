@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
-from symfonic.platform.continuation.resuming import reachable
+from symfonic.platform.continuation.reading import reachable
 from symfonic.transports.http.api import TokenParam
 from symfonic.transports.http.auth import ApiKey
 from symfonic.transports.http.errors import Refusal
