@@ -4,10 +4,10 @@ The request is a ``RunAgentInput`` (camelCase, as every AG-UI client sends it), 
 (a repeated key, NaN or an infinity is refused with 422, as on the rest of the API) once the key
 is known; the answer is the run's events as Server-Sent Events (:mod:`.turns`). What can be
 refused before a run starts is an HTTP status with the API's problem body: 401 without a valid
-key (whatever the body), 403 for a key
-without the permission (``runs`` for a run; ``pauses:answer`` for a resume), 404 for an agent
-the app does not serve, 422 for a body that is no ``RunAgentInput`` or whose ``threadId`` is
-not a session id, 503 while the service stops. Everything else is the stream's ``RUN_ERROR``.
+key (whatever the body), 403 for a key without the permission (``runs`` for a run;
+``pauses:answer`` for a resume), 404 for an agent the app does not serve, 422 for a body that is
+no ``RunAgentInput`` or whose ``threadId`` is not a session id, 503 while the service stops.
+Everything else is the stream's ``RUN_ERROR``.
 
 The key's tenant is the scope of everything: ``threadId`` is a session of that tenant only, so
 the same id under another tenant's key is another, empty, thread, and an interrupt of one tenant

@@ -27,11 +27,12 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, cast
+from typing import cast
 
 from ag_ui.core import (
     BaseEvent,
     MessagesSnapshotEvent,
+    ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
@@ -131,7 +132,7 @@ class AgUiRun:
                                         requested_by=self.key.person):
             yield event
 
-    async def _resumed(self, entries: Sequence[Any]) -> AsyncIterator[RunEvent]:
+    async def _resumed(self, entries: Sequence[ResumeEntry]) -> AsyncIterator[RunEvent]:
         pause_id = pause_of(entries)
         token = await self.host.token_of(pause_id, self.scope)
         claims = None if token is None else self.host.continuation.verify(token, expired_ok=True)
