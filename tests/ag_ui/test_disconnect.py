@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from symfonic import AgentSpec, HumanInteraction, Message, ModelReply, Scope, ToolCall
 from symfonic.kernel.tool_contract import ToolSchema
@@ -70,3 +71,23 @@ async def test_a_run_whose_client_went_away_still_ends(start_server: ServerFacto
                                        if line.startswith("data: ")][-1][6:])
     assert last["outcome"]["type"] == "success"
     assert "Done: Archived." in look.text
+
+
+async def test_a_quiet_turn_keeps_its_stream_alive(start_server: ServerFactory, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("symfonic.transports.http.sse.KEEPALIVE_SECONDS", 0.1)
+    server = start_server(agents=[archive_agent(tmp_path / "archived")])
+    url = f"{server.url}/ag-ui/support"
+    thread = {"threadId": "t", "runId": "r", "messages": []}
+    async with httpx.AsyncClient(headers=server.auth("acme"), timeout=30) as http:
+        asked = await http.post(url, json={**thread, "messages": [
+            {"id": "u", "role": "user", "content": "Archive everything."}]})
+        interrupt = json.loads(asked.text.strip().splitlines()[-1][6:])["outcome"]["interrupts"][0]
+        answer = await http.post(url, json={**thread, "resume": [
+            {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}]})
+    lines = answer.text.splitlines()
+    assert ": keep-alive" in lines  # while the tool ran a second, before its result
+    assert lines.index(": keep-alive") < next(i for i, line in enumerate(lines)
+                                              if "TOOL_CALL_RESULT" in line)
+    last = json.loads([line for line in lines if line.startswith("data: ")][-1][6:])
+    assert last["type"] == "RUN_FINISHED" and last["outcome"]["type"] == "success"

@@ -29,7 +29,6 @@ contract is AG-UI's.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -51,7 +50,7 @@ from symfonic.transports.http.inbox_access import session_of
 from symfonic.transports.http.schemas import SESSION_PATTERN
 from symfonic.transports.http.service import authenticated, grants, service_of
 from symfonic.transports.http.sessions import cross_site
-from symfonic.transports.http.sse import KEEPALIVE_SECONDS, Feed
+from symfonic.transports.http.sse import Feed, Quiet, next_or_quiet
 
 PREFIX = "/ag-ui"
 logger = logging.getLogger("symfonic.ag_ui")
@@ -132,14 +131,11 @@ async def _frames(feed: Feed[BaseEvent]) -> AsyncIterator[str]:
     encoder = EventEncoder()
     while True:
         try:
-            event = await asyncio.wait_for(feed.next(), KEEPALIVE_SECONDS)
-        except TimeoutError:
-            yield ": keep-alive\n\n"
-            continue
+            event = await next_or_quiet(feed)
         except Exception as crashed:
             logger.exception("an AG-UI run crashed", exc_info=crashed)
             yield encoder.encode(RunErrorEvent(code="internal_error", message=str(crashed)))
             return
         if event is None:
             return
-        yield encoder.encode(event)
+        yield ": keep-alive\n\n" if isinstance(event, Quiet) else encoder.encode(event)

@@ -163,11 +163,11 @@ def event_stream(first: RunEvent | None, feed: Feed[RunEvent],
             yield _frame(position, event.kind, render(event))
             while True:
                 try:
-                    upcoming = await _next_or_quiet(feed)
+                    upcoming = await next_or_quiet(feed)
                 except Exception as crashed:  # noqa: BLE001 - the stream's last word, logged by _error
                     yield _frame(position + 1, "error", _error(crashed))
                     return
-                if not isinstance(upcoming, _Quiet):
+                if not isinstance(upcoming, Quiet):
                     break
                 yield ": keep-alive\n\n"
             event = upcoming
@@ -176,15 +176,17 @@ def event_stream(first: RunEvent | None, feed: Feed[RunEvent],
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-class _Quiet:
-    """Nothing happened for a while."""
+class Quiet:
+    """Nothing happened for a while: time for a keep-alive comment, so proxies keep the stream."""
 
 
-async def _next_or_quiet(feed: Feed[E]) -> E | _Quiet | None:
+async def next_or_quiet(feed: Feed[E]) -> E | Quiet | None:
+    """The feed's next item (None after the last), or :class:`Quiet` after
+    :data:`KEEPALIVE_SECONDS` without one; raises what the pumped stream raised."""
     try:
         return await asyncio.wait_for(feed.next(), KEEPALIVE_SECONDS)
     except TimeoutError:
-        return _Quiet()
+        return Quiet()
 
 
 def _error(crashed: Exception) -> dict[str, Any]:
