@@ -179,8 +179,10 @@ class PauseReads:
                 refuse(record, self._clock())
             state, call = paused_call(claims, state, scope)
             tools = await agent.spec.listed_tools()
+            asked = record.payload.get("question") if isinstance(record.payload, dict) else None
             own = WaitingCall(call=call, spec=answer_spec(agent, record, tools),
-                              policy=policy_of(record), paused=True, requester=record.requester)
+                              policy=policy_of(record), paused=True, requester=record.requester,
+                              question=dict(asked) if isinstance(asked, dict) else dict(call.arguments))
             return waiting_calls(agent, tools, state, own)
 
     async def _paused(self, token: str, *, expired_ok: bool = False) -> tuple[

@@ -17,7 +17,8 @@ a wrong answer to the third leaves the first unclaimed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from symfonic.agent import Agent
 from symfonic.capabilities.human.audience import AnswerPolicy
@@ -40,6 +41,8 @@ class WaitingCall:
             stored when each is asked).
         paused: Whether the pause's token answers this one; the others are asked after it.
         requester: The person who started the turn, whom ``policy`` may keep from answering.
+        question: What the person is asked: as stored with the pause for the paused call (a
+            tool's own words, for a tool that asked mid-call), the call's arguments for the others.
     """
 
     call: ToolCall
@@ -47,6 +50,7 @@ class WaitingCall:
     policy: AnswerPolicy
     paused: bool
     requester: str | None = None
+    question: dict[str, Any] = field(default_factory=dict)
 
 
 def waiting_calls(agent: Agent, tools: Sequence[Tool], state: TurnState,
@@ -67,5 +71,6 @@ def waiting_calls(agent: Agent, tools: Sequence[Tool], state: TurnState,
         if spec is None or not spec.waits_for(dict(call.arguments)):
             continue  # a plain tool, or an approval whose ``when`` lets this call through
         waiting.append(WaitingCall(call=call, spec=spec, paused=False, requester=paused.requester,
-                                   policy=spec.policy_for(dict(call.arguments))))
+                                   policy=spec.policy_for(dict(call.arguments)),
+                                   question=dict(call.arguments)))
     return tuple(waiting)

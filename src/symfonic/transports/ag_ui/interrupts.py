@@ -95,15 +95,16 @@ def interrupts(pause_id: str, waiting: Sequence[WaitingCall], expires_at: float)
 
 
 def _described(waiting: WaitingCall) -> dict[str, Any]:
-    spec, call = waiting.spec, waiting.call
-    metadata = {"interaction": spec.name, "purpose": spec.purpose, "arguments": dict(call.arguments)}
+    spec, call, question = waiting.spec, waiting.call, waiting.question
+    metadata = {"interaction": spec.name, "purpose": spec.purpose, "arguments": dict(call.arguments),
+                "question": question}
     if spec.purpose == "approval":
         return {"reason": APPROVAL_REASON, "response_schema": APPROVAL_SCHEMA, "metadata": metadata,
                 "message": f"Approve {call.name} with {_arguments(call.arguments)}?"}
-    question = call.arguments.get("question") if isinstance(call.arguments, dict) else None
+    said = next((question[k] for k in ("question", "message") if isinstance(question.get(k), str)),
+                None)
     return {"reason": INPUT_REASON, "response_schema": dict(spec.answer_schema),
-            "metadata": metadata,
-            "message": question if isinstance(question, str) else spec.description or spec.name}
+            "metadata": metadata, "message": said or spec.description or spec.name}
 
 
 def _arguments(arguments: Any) -> str:
