@@ -134,7 +134,8 @@ async def _frames(feed: Feed[BaseEvent]) -> AsyncIterator[str]:
             event = await next_or_quiet(feed)
         except Exception as crashed:
             logger.exception("an AG-UI run crashed", exc_info=crashed)
-            yield encoder.encode(RunErrorEvent(code="internal_error", message=str(crashed)))
+            yield encoder.encode(RunErrorEvent(  # the why is logged here, not told to the client
+                code="internal_error", message="the run stopped on an error the server logged"))
             return
         if event is None:
             return
