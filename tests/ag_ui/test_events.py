@@ -194,3 +194,16 @@ async def test_what_is_refused_before_a_run_is_an_http_status(server: LiveServer
         assert control.status_code == 422
         missing = await http.post("/ag-ui/support", json={"threadId": "t1"}, headers=server.auth("acme"))
         assert missing.status_code == 422 and missing.json()["error"] == "request_invalid"
+
+
+async def test_a_run_that_breaks_tells_its_code_and_keeps_its_why(
+        server: LiveServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    async def broken(self: object) -> None:
+        raise RuntimeError("db password is hunter2")
+
+    monkeypatch.setattr("symfonic.transports.ag_ui.turns.AgUiRun._snapshot", broken)
+    events = await run(server, {})
+    assert events[0]["type"] == "RUN_STARTED"
+    assert (events[-1]["type"], events[-1]["code"]) == ("RUN_ERROR", "internal_error")
+    assert "hunter2" not in json.dumps(events)
+    assert "hunter2" in caplog.text  # the server's log says why
