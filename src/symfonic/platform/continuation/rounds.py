@@ -18,14 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from symfonic.agent import Agent
 from symfonic.capabilities.human.audience import AnswerPolicy
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
+from symfonic.kernel.events import Paused
+from symfonic.kernel.interrupts import InterruptKind, PendingInterrupt
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.tool_contract import Tool
 from symfonic.platform.continuation.recovery import interactions
+from symfonic.services.ledger import PauseRecord
 from symfonic.services.turn_state import TurnState
 
 
@@ -74,3 +77,13 @@ def waiting_calls(agent: Agent, tools: Sequence[Tool], state: TurnState,
                                    policy=spec.policy_for(dict(call.arguments)),
                                    question=dict(call.arguments)))
     return tuple(waiting)
+
+
+def paused_on(token: str, record: PauseRecord) -> Paused:
+    """The pause ``record`` as the event a run that paused on it ends with: what a caller that
+    did not see that run is told (a counted vote's resume, a client reloading the session)."""
+    return Paused(run_id=record.run_id, interrupt=PendingInterrupt(
+        name=record.name, kind=cast(InterruptKind, record.kind), payload=record.payload,
+        token=token, tool_call_id=record.tool_call_id, interrupt_id=record.jti,
+        run_id=record.run_id, session_id=record.session_id, expires_at=record.expires_at,
+        resumable=True))

@@ -17,12 +17,12 @@ from typing import Any
 from symfonic.capabilities.human.audience import AlreadyAnswered
 from symfonic.capabilities.human.typed_interrupts import InteractionSpec
 from symfonic.capabilities.human.typed_projection import project
-from symfonic.kernel.events import Paused, RunEvent
-from symfonic.kernel.interrupts import PendingInterrupt
+from symfonic.kernel.events import RunEvent
 from symfonic.kernel.messages import ToolCall
 from symfonic.kernel.people import Person
 from symfonic.kernel.stages import ApprovedCall, Resolution
 from symfonic.platform.continuation.refusals import refuse, refuse_if_assigned, unknown
+from symfonic.platform.continuation.rounds import paused_on
 from symfonic.services.ledger import PauseLedger, PauseRecord
 from symfonic.services.votes import Vote, tally
 
@@ -76,7 +76,4 @@ async def counted(ledger: PauseLedger, record: PauseRecord, spec: InteractionSpe
 
 async def still_waiting(token: str, record: PauseRecord) -> AsyncGenerator[RunEvent, None]:
     """What a counted vote's resume reports: the turn is paused still, on the same question."""
-    yield Paused(run_id=record.run_id, interrupt=PendingInterrupt(
-        name=record.name, kind="interrupt", payload=record.payload, token=token,
-        tool_call_id=record.tool_call_id, interrupt_id=record.jti, run_id=record.run_id,
-        session_id=record.session_id, expires_at=record.expires_at, resumable=True))
+    yield paused_on(token, record)  # an approval's pause: of kind "interrupt"

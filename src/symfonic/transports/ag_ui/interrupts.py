@@ -76,7 +76,7 @@ def pause_of(entries: Sequence[ResumeEntry]) -> str:
     """The one pause a resume's entries answer (the round's), from their ids.
 
     Raises:
-        ResumeRefused: no entry, an id not made by this server, or entries of several rounds.
+        ResumeRefused: an id not made by this server, or entries of several rounds.
     """
     pauses = {entry.interrupt_id.partition(":")[0] for entry in entries}
     if any(":" not in entry.interrupt_id for entry in entries) or "" in pauses:

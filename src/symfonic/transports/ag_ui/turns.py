@@ -27,7 +27,6 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from typing import cast
 
 from ag_ui.core import (
     BaseEvent,
@@ -60,8 +59,8 @@ from symfonic.kernel.events import (
     ToolCallCompleted,
     ToolCallRequested,
 )
-from symfonic.kernel.interrupts import InterruptKind, PendingInterrupt
 from symfonic.kernel.scope import Scope
+from symfonic.platform.continuation.rounds import paused_on
 from symfonic.platform.host import Host
 from symfonic.transports.ag_ui.interrupts import Planned, ResumeRefused, interrupts, pause_of, planned
 from symfonic.transports.ag_ui.messages import new_input, snapshot
@@ -119,11 +118,7 @@ class AgUiRun:
                                             "answered: resume them before sending a message")
             token = await self.host.token_of(waiting.jti, self.scope)
             if token is not None:  # as the run that paused ended: the round's interrupts
-                yield Paused(run_id=waiting.run_id, interrupt=PendingInterrupt(
-                    name=waiting.name, kind=cast(InterruptKind, waiting.kind),
-                    payload=waiting.payload, token=token, tool_call_id=waiting.tool_call_id,
-                    interrupt_id=waiting.jti, run_id=waiting.run_id, session_id=waiting.session_id,
-                    expires_at=waiting.expires_at, resumable=True))
+                yield paused_on(token, waiting)
             return
         if text is None:
             return  # the thread as it stands
@@ -135,9 +130,7 @@ class AgUiRun:
     async def _resumed(self, entries: Sequence[ResumeEntry]) -> AsyncIterator[RunEvent]:
         pause_id = pause_of(entries)
         token = await self.host.token_of(pause_id, self.scope)
-        claims = None if token is None else self.host.continuation.verify(token, expired_ok=True)
-        if token is None or claims is None or claims.session != self.thread or \
-                claims.pin.partition("@")[0] != self.agent:
+        if token is None or not self._of_this_thread(token):
             raise ResumeRefused("unknown_interrupt", f"no interrupt of thread {self.thread} has "
                                                      f"the pause {pause_id}")
         if new_input(self.body.messages, len(await self.host.transcripts.load(
@@ -148,6 +141,11 @@ class AgUiRun:
         plan = planned(pause_id, waiting, entries, self.key.person)
         async for event in self._answered(token, plan):
             yield event
+
+    def _of_this_thread(self, token: str) -> bool:
+        """Whether the pause ``token`` names (of the caller's tenant) is this thread's and agent's."""
+        claims = self.host.continuation.verify(token, expired_ok=True)
+        return claims.session == self.thread and claims.pin.partition("@")[0] == self.agent
 
     async def _answered(self, token: str, plan: list[Planned]) -> AsyncIterator[RunEvent]:
         """Answer the round's pauses in turn: each answer continues the turn, which pauses on
@@ -173,11 +171,10 @@ class AgUiRun:
         thread, run = self.thread, self.body.run_id
         match terminal:
             case Paused() if terminal.interrupt.resumable:
-                token = terminal.interrupt.token
-                waiting = await self.host.continuation.waiting_round(token)
-                expires = self.host.continuation.verify(token).exp
+                pause = terminal.interrupt
+                waiting = await self.host.continuation.waiting_round(pause.token)
                 return RunFinishedEvent(thread_id=thread, run_id=run, outcome=RunFinishedInterruptOutcome(
-                    interrupts=interrupts(terminal.interrupt.interrupt_id, waiting, expires)))
+                    interrupts=interrupts(pause.interrupt_id, waiting, pause.expires_at)))
             case Paused():
                 return RunErrorEvent(code="pause_not_stored", message=(
                     "the turn paused but its state was not stored, so it cannot be resumed"))
