@@ -40,7 +40,7 @@ TABLES = ("symfonic_schema", "symfonic_messages", "symfonic_checkpoints", "symfo
           "symfonic_outbox", "symfonic_api_keys", "symfonic_sign_ins",
           "symfonic_a2a_tasks", "symfonic_a2a_push_configs", "symfonic_session_listeners",
           "symfonic_pause_votes", "symfonic_audit", "symfonic_inbox_links")
-INDEXES = ("symfonic_pauses_by_scope", "symfonic_pauses_by_session")
+INDEXES = ("symfonic_pauses_waiting", "symfonic_pauses_waiting_by_session")
 WAIT = 30.0
 
 
@@ -116,7 +116,7 @@ async def test_eight_hosts_opening_an_empty_database_at_once_migrate_it_once(
         "SELECT tablename FROM pg_tables WHERE tablename LIKE 'symfonic%'")).fetchall()
     assert sorted(str(name) for (name,) in tables) == sorted(TABLES)
     indexes = await (await admin.execute(
-        "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'symfonic_pauses_by%'")).fetchall()
+        "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'symfonic_pauses_waiting%'")).fetchall()
     assert sorted(str(name) for (name,) in indexes) == sorted(INDEXES)
 
     paused = await hosts[0].call({"op": "pause", "session": "s1", "key": "k1"})

@@ -173,6 +173,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE symfonic_messages ADD COLUMN span INTEGER",
     ),
+    (
+        # Only the waiting pauses are listed by tenant, and only in-flight ones by lapsed lease:
+        # a partial index per listing, keyed without the status, so a claim moves one entry out
+        # of the first into the second and an outcome drops it, instead of moving an entry
+        # within one index that held every pause at every status.
+        "DROP INDEX symfonic_pauses_by_scope",
+        """CREATE INDEX symfonic_pauses_waiting ON symfonic_pauses (scope, issued_at, jti)
+            WHERE status = 'outstanding'""",
+        """CREATE INDEX symfonic_pauses_in_flight ON symfonic_pauses (scope, issued_at, jti)
+            WHERE status IN ('claimed', 'interrupted')""",
+        # A session is asked only whether it waits, and which pause it waits on.
+        "DROP INDEX symfonic_pauses_by_session",
+        """CREATE INDEX symfonic_pauses_waiting_by_session
+            ON symfonic_pauses (scope, session_id, issued_at, jti) WHERE status = 'outstanding'""",
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -205,7 +220,10 @@ in once. Version 20: the parameter schemas of a paused round's tools (JSON), the
 contract the row did not hold yet; NULL for a pause stored before, judged by its pin. Version 21:
 a transcript row holds an appended segment, ``span`` messages from ``seq`` as a JSON array
 (:mod:`symfonic.stores.sql_transcripts`); NULL for the rows stored before, one message each,
-read as they are.
+read as they are. Version 22: the ledger's listings on partial indexes keyed without the status
+(the waiting pauses by tenant and by session, the in-flight ones by tenant), so that a change of
+status moves no entry within an index. Bytes a pause + resume writes:
+``python -m bench.sqlite_pages``.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""

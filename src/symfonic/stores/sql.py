@@ -94,8 +94,12 @@ FINISH = ("UPDATE symfonic_pauses SET status = ?, finished_at = ?, outcome = ? "
 LIST_OUTSTANDING = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? "
                     "AND status = 'outstanding' AND expires_at > ? AND (issued_at, jti) > (?, ?) "
                     "ORDER BY issued_at, jti LIMIT ?")
-LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND {LAPSED} "
-                    "AND (issued_at, jti) > (?, ?) ORDER BY issued_at, jti LIMIT ?")
+IN_FLIGHT = "status IN ('claimed', 'interrupted')"
+"""The predicate of the in-flight pauses' partial index (version 22), written as the index writes
+it: SQLite uses a partial index only for a query that states its predicate (PostgreSQL would
+prove it from :data:`LAPSED`; SQLite does not)."""
+LIST_INTERRUPTED = (f"SELECT {PAUSE_COLUMNS} FROM symfonic_pauses WHERE scope = ? AND {IN_FLIGHT} "
+                    f"AND {LAPSED} AND (issued_at, jti) > (?, ?) ORDER BY issued_at, jti LIMIT ?")
 CAST_VOTE = ("INSERT INTO symfonic_pause_votes (jti, round, person, arguments, answered_by, cast_at) "
              "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM symfonic_pauses WHERE jti = ? "
              f"AND status = 'outstanding' AND expires_at > ? AND {FREE_FOR}) ON CONFLICT DO NOTHING "
