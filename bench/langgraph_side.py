@@ -176,7 +176,8 @@ class LangGraphSubject:
         await self._sqlite.execute(f"PRAGMA wal_autocheckpoint = {int(autocheckpoint)}")
         await self._sqlite.set_trace_callback(trace)  # type: ignore[arg-type]
         return {"synchronous": await _async_synchronous(self._sqlite),
-                "journal_mode": await _async_pragma(self._sqlite, "journal_mode")}
+                "journal_mode": await _async_pragma(self._sqlite, "journal_mode"),
+                "page_size": await _async_pragma(self._sqlite, "page_size")}
 
     async def close(self) -> None:
         if self._sqlite is not None:
@@ -230,7 +231,8 @@ class LangGraphSyncSubject:
         self._sqlite.set_trace_callback(trace)
         value = str(self._sqlite.execute("PRAGMA synchronous").fetchone()[0])
         return {"synchronous": _SYNCHRONOUS.get(value, value),
-                "journal_mode": str(self._sqlite.execute("PRAGMA journal_mode").fetchone()[0])}
+                "journal_mode": str(self._sqlite.execute("PRAGMA journal_mode").fetchone()[0]),
+                "page_size": str(self._sqlite.execute("PRAGMA page_size").fetchone()[0])}
 
     async def close(self) -> None:
         if self._sqlite is not None:

@@ -36,6 +36,8 @@ from typing import Any
 
 import psycopg
 
+from symfonic.stores.sqlite.database import PAGE_SIZE
+
 _WAL_HEADER = 32
 _FRAME_HEADER = 24
 _RELATION = re.compile(r"rel \d+/(\d+)/\d+")
@@ -156,7 +158,8 @@ class PgWal:
 
 
 class SqliteFloor:
-    """A minimal durable commit, as symfonic's store makes them: WAL, ``synchronous=FULL``.
+    """A minimal durable commit, as symfonic's store makes them: WAL, ``synchronous=FULL``, on a
+    file with symfonic's page size.
 
     Like every measured operation, each commit starts from a restarted WAL (untimed).
     """
@@ -164,6 +167,7 @@ class SqliteFloor:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn = sqlite3.connect(path, isolation_level=None)
+        self._conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = FULL")
         self._conn.execute("PRAGMA wal_autocheckpoint = 0")

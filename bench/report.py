@@ -218,9 +218,9 @@ def profile_table(results: RunResults) -> str:
 def _sqlite_settings(results: RunResults) -> str:
     if not results.sqlite_settings:
         return ""
-    rows = [[LABELS.get(n, n), s.get("journal_mode", "?"), s.get("synchronous", "?")]
-            for n, s in results.sqlite_settings.items()]
+    rows = [[LABELS.get(n, n), s.get("journal_mode", "?"), s.get("synchronous", "?"),
+             s.get("page_size", "?")] for n, s in results.sqlite_settings.items()]
     return "SQLite connection settings as measured:\n\n" + table(
-        ["system", "journal_mode", "synchronous"], rows)
+        ["system", "journal_mode", "synchronous", "page_size"], rows)
 
 

@@ -51,7 +51,7 @@ from bench.report import console, markdown
 from bench.results import LABELS, SYMFONIC, RunResults
 from bench.resume_reads import measure_reads, reads_section, reads_table
 from bench.serve_processes import measure_processes, processes_section, processes_table
-from bench.sqlite_pages import measure_pages, pages_section, pages_table
+from bench.sqlite_pages import measure_page_sizes, pages_section, pages_table
 from bench.symfonic_side import SCOPE, OtherHostSubject, SymfonicSubject
 from bench.targets import Check, fastest_langgraph
 from bench.token_costs import measure_tokens, tokens_section, tokens_table
@@ -264,12 +264,13 @@ def design_changes(quick: bool, postgres: bool) -> tuple[list[str], list[str]]:
     tokens = measure_tokens(quick)
     processes = measure_processes(quick, postgres)
     check = measure_check(quick, postgres)
-    pages = asyncio.run(measure_pages(cycles=10 if quick else 30, warmup=100 if quick else 300))
+    pages = asyncio.run(measure_page_sizes(cycles=10 if quick else 30,
+                                           warmup=100 if quick else 300))
     log(f"  ({time.perf_counter() - started:.0f} s)")
     return ([rows_section(rows), reads_section(reads), tokens_section(tokens),
              processes_section(processes), check_section(check), pages_section(pages)],
             [rows_table(rows), reads_table(reads), tokens_table(tokens),
-             processes_table(processes), pages_table(pages)])
+             processes_table(processes), pages_table(pages.symfonic)])
 
 
 async def run(args: argparse.Namespace,

@@ -137,7 +137,8 @@ class SymfonicSubject:
         conn = self.sqlite_connection()
         conn.execute(f"PRAGMA wal_autocheckpoint = {int(autocheckpoint)}")
         conn.set_trace_callback(trace)
-        return {"synchronous": _synchronous(conn), "journal_mode": _pragma(conn, "journal_mode")}
+        return {"synchronous": _synchronous(conn), "journal_mode": _pragma(conn, "journal_mode"),
+                "page_size": _pragma(conn, "page_size")}
 
     async def close(self) -> None:
         await self.host.close()

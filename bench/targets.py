@@ -245,21 +245,16 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
         if ("bytes", backend) in missed:
             notes.append(
                 f"- **Bytes at 5,000 ({backend}).** symfonic's bytes do not grow with the history; "
-                f"what they are is pages of 4 KiB touched per pause + resume. The ledger's two "
-                f"partial indexes of schema 9 (outstanding pauses by expiry, claimed ones by "
-                f"lease) take 4 of them: a pause adds an entry, its claim moves it, its outcome "
-                f"removes it; they are what lets a sweep of a ledger of 1,000,000 pauses find its "
-                f"rows without holding the write lock for a table scan (the ledger-size part). "
-                f"The audit trail (schemas 14 and 18) takes more: each decision appends a "
-                f"hash-chained record, 3 per pause + resume, indexed by tenant and by pause. "
-                f"Storing a turn as one transcript row (schema 21) wrote slightly less, not more. "
-                f"The SQLite pages section maps each page a pause + resume writes to its "
-                f"b-tree: the pauses' table and the indexes it is listed and swept by write "
-                f"about half. A WITHOUT ROWID layout, the change named before, was measured "
-                f"there and declined: it saves a key page only where rows stay under about "
-                f"1 KiB, and a pause's row is past that. What would move it: fewer ledger "
-                f"indexes holding the status (each change of status moves the entry of each), "
-                f"which listing and sweeping read.")
+                f"what they are is pages touched per pause + resume, each written whole. Since "
+                f"schema 22 no ledger index holds the status in its key (a claim moves the entry "
+                f"from the waiting pauses' indexes to the in-flight one, an outcome drops it), "
+                f"and a SQLite file symfonic creates has pages of 2 KiB, not 4 (the SQLite pages "
+                f"section measures both). What is left is one entry per access path: the "
+                f"pause's row and the indexes it is listed and swept by, each audit record and "
+                f"its two keys (3 records per pause + resume), the transcript segment and its "
+                f"key, the turn state and its key. What would move it: fewer access paths, "
+                f"such as reading the inbox's recent decisions from the audit trail instead of "
+                f"an index of answered pauses.")
     grown = {backend: warm - first for backend in results.latency if ("warm pause", backend) in missed
              for first, warm in [warm_growth(results, backend)]}
     if grown:
