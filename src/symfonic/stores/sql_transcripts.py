@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from symfonic.kernel.messages import Message
+from symfonic.kernel.messages import Message, stored_messages
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
 
 __all__ = ["INSERT_MESSAGES", "LOAD_MESSAGES", "LOAD_MESSAGES_PAGE", "MAX_SPAN", "NEXT_SEQ",
@@ -104,7 +104,7 @@ def messages_of(rows: Sequence[Row], first: int = 0, end: int | None = None) -> 
     if skip or end is not None:
         batch = batch[skip:None if end is None else skip + max(end - first, 0)]
     try:
-        return [Message.from_stored(data) for data in batch]
+        return stored_messages(batch)
     except (ValueError, TypeError, KeyError) as damaged:
         raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged
 
