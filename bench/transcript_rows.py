@@ -4,7 +4,9 @@ The same 5,000 messages (the benchmark's history) stored three ways in one datab
 message (every transcript before schema 21, still read as it is), a row per two-message turn (a
 session grown by turns), and rows of up to 64 (a session appended at once, as the benchmark
 seeds its histories). Each is read whole by the store, with no host cache in front of it, in
-alternating blocks; the same code reads all three, so the A/B is the row format alone.
+alternating blocks; the same code reads all three, so the A/B is the row format alone. On
+PostgreSQL the rows of up to 64 are stored a second time as PostgreSQL stores a column by
+default, compressed, as symfonic stored them before schema 23: the A/B of that storage.
 
 ``python -m bench.transcript_rows`` prints the table of docs/benchmarks.md's section;
 ``bench.run`` includes it.
@@ -29,9 +31,20 @@ from symfonic.stores.sql_transcripts import MAX_SPAN
 SCOPE = Scope(tenant="bench")
 SHAPES = {"a row per message (before schema 21)": 1, "a row per turn (2 messages)": 2,
           f"rows of up to {MAX_SPAN} (appended at once)": MAX_SPAN}
+COMPRESSED = f"rows of up to {MAX_SPAN}, compressed (PostgreSQL, before schema 23)"
+"""The shapes each backend is measured in, with the messages per row."""
+
+
+SHAPE_64 = f"rows of up to {MAX_SPAN} (appended at once)"
+
+
+def shapes(backend: str) -> dict[str, int]:
+    return SHAPES if backend == "sqlite" else {**SHAPES, COMPRESSED: MAX_SPAN}
 
 
 async def seed(store: Store, url: str, history: tuple[Message, ...]) -> None:
+    if not url.startswith("sqlite"):
+        await seed_compressed(store, url, history)
     for shape, size in SHAPES.items():
         if size == 1:  # the old format, written as the old code wrote it
             rows = [(SCOPE.key, shape, seq, sql.dump_json(message.to_dict()))
@@ -53,19 +66,37 @@ async def seed(store: Store, url: str, history: tuple[Message, ...]) -> None:
                 messages=history[start:start + size]))
 
 
+async def seed_compressed(store: Store, url: str, history: tuple[Message, ...]) -> None:
+    """The segments as PostgreSQL stores a text column by default: the storage setting holds for
+    values written while it is set, and values keep the form they were written in."""
+    import psycopg
+
+    column = "ALTER TABLE symfonic_messages ALTER COLUMN body SET STORAGE"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"{column} EXTENDED")
+        try:
+            for start in range(0, len(history), MAX_SPAN):
+                await store.transcripts.append(TranscriptTail(
+                    scope=SCOPE, session_id=COMPRESSED, start=start,
+                    messages=history[start:start + MAX_SPAN]))
+        finally:
+            conn.execute(f"{column} EXTERNAL")
+
+
 async def measure(backend: str, count: int, blocks: int, reads: int) -> dict[str, Any]:
     history = tuple(Message(role, text)  # type: ignore[arg-type]
                     for role, text in history_roles(count))
-    times: dict[str, list[float]] = {shape: [] for shape in SHAPES}
+    measured = shapes(backend)
+    times: dict[str, list[float]] = {shape: [] for shape in measured}
     tails: list[float] = []
     with scratch_database(backend, "rows") as url:
         store = await open_store(url)
         try:
             await seed(store, url, history)
-            for shape in SHAPES:  # warm the statements and the page cache alike
+            for shape in measured:  # warm the statements and the page cache alike
                 assert list(await store.transcripts.load(SCOPE, shape)) == list(history), shape
             for block in range(blocks):
-                for shape in SHAPES if block % 2 == 0 else reversed(SHAPES):
+                for shape in measured if block % 2 == 0 else reversed(measured):
                     for _ in range(reads):
                         started = time.perf_counter()
                         await store.transcripts.load(SCOPE, shape)
@@ -75,11 +106,22 @@ async def measure(backend: str, count: int, blocks: int, reads: int) -> dict[str
                     started = time.perf_counter()
                     await store.transcripts.load(SCOPE, shape, start=count)
                     tails.append(time.perf_counter() - started)
+            stored = stored_bytes(url) if backend == "postgres" else {}
         finally:
             await store.close()
     return {"backend": backend, "count": count, "reads": blocks * reads,
             "ms": {shape: statistics.median(found) * 1000 for shape, found in times.items()},
-            "tail_us": statistics.median(tails) * 1e6}
+            "tail_us": statistics.median(tails) * 1e6, "stored": stored}
+
+
+def stored_bytes(url: str) -> dict[str, int]:
+    """Per session, its segments' bytes as PostgreSQL stores them (compressed or not)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return {str(session): int(str(size)) for session, size in conn.execute(
+            "SELECT session_id, SUM(pg_column_size(body)) FROM symfonic_messages "
+            "GROUP BY session_id").fetchall()}
 
 
 def measure_rows(quick: bool, postgres: bool) -> list[dict[str, Any]]:
@@ -94,7 +136,7 @@ def rows_table(results: list[dict[str, Any]]) -> str:
     for result in results:
         count, ms = result["count"], result["ms"]
         one = ms[next(iter(SHAPES))]
-        for shape, size in SHAPES.items():
+        for shape, size in shapes(result["backend"]).items():
             rows = -(-count // size)
             lines.append(f"| {result['backend']} | {shape} | {rows:,} | {ms[shape]:.2f} | "
                          f"{ms[shape] * 1000 / count:.2f} | {one / ms[shape]:.2f}x |")
@@ -111,6 +153,17 @@ def rows_section(results: list[dict[str, Any]]) -> str:
         "A turn's messages are one row since schema 21: a session grown by turns is read in "
         "half the rows of before, one appended at once in 1/64. What is left per message is "
         "decoding it (the decoding rows of the targets), which the row format does not change.",
+        "On PostgreSQL a segment of 64 messages is past the size at which PostgreSQL compresses "
+        "a value and moves it out of the row (about 2 KiB). Since schema 23 symfonic stores "
+        "segments uncompressed: "
+        + "; ".join(f"{r['ms'][SHAPE_64]:.2f} ms against {r['ms'][COMPRESSED]:.2f} ms compressed "
+                    f"({r['ms'][COMPRESSED] / r['ms'][SHAPE_64]:.2f}x), for "
+                    f"{r['stored'][SHAPE_64] / 1024:,.0f} KiB on disk against "
+                    f"{r['stored'][COMPRESSED] / 1024:,.0f} KiB"
+                    for r in results if COMPRESSED in r["ms"])
+        + " (this benchmark's messages repeat themselves more than prose does, so prose would "
+        "gain less from compressing). What a cold host saves is the server's decompressing, in "
+        "the round trip of every such read; the space is the price.",
         "A warm host's read before a new turn, when nothing came after the rows it holds, costs "
         + ", ".join(f"{r['tail_us']:.0f} us on {r['backend']}" for r in results)
         + ". That is what trusting the host's cache instead would save; not taken, since a stale "

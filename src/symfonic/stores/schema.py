@@ -12,6 +12,13 @@ from typing import Any
 
 from symfonic.services.conversation import StoredFormatError
 
+
+class PostgresOnly(str):
+    """A migration statement only PostgreSQL runs: a storage setting SQLite has no words for."""
+
+    __slots__ = ()
+
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         """CREATE TABLE symfonic_messages (
@@ -188,6 +195,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE INDEX symfonic_pauses_waiting_by_session
             ON symfonic_pauses (scope, session_id, issued_at, jti) WHERE status = 'outstanding'""",
     ),
+    (
+        # Segments are stored as written, out of line but not compressed: a host that has not
+        # read a session reads it whole, and decompressing was half the time of fetching it.
+        PostgresOnly("ALTER TABLE symfonic_messages ALTER COLUMN body SET STORAGE EXTERNAL"),
+    ),
 )
 """Version N of the schema is reached by applying ``MIGRATIONS[N-1]``. Version 1: first tables.
 Version 2: claims hold a lease and the applied decision (interrupted turns, recovery). Version 3:
@@ -223,7 +235,9 @@ a transcript row holds an appended segment, ``span`` messages from ``seq`` as a 
 read as they are. Version 22: the ledger's listings on partial indexes keyed without the status
 (the waiting pauses by tenant and by session, the in-flight ones by tenant), so that a change of
 status moves no entry within an index. Bytes a pause + resume writes:
-``python -m bench.sqlite_pages``.
+``python -m bench.sqlite_pages``. Version 23 (PostgreSQL only): transcript segments written from
+then on are stored uncompressed (``STORAGE EXTERNAL``); those written before stay compressed and
+read as they are. ``python -m bench.transcript_rows`` measures both.
 
 The A2A, API-key and sign-in tables belong to their transports' ports, but are created here: a
 database has one schema version, and every process that opens it migrates it, whatever it serves."""
@@ -234,9 +248,11 @@ SCHEMA_INSERT = "INSERT INTO symfonic_schema (version) VALUES (?)"
 SCHEMA_UPDATE = "UPDATE symfonic_schema SET version = ?"
 
 
-def migration_plan(row: Sequence[Any] | None) -> list[tuple[str, tuple[int, ...]]]:
+def migration_plan(row: Sequence[Any] | None, *,
+                   postgres: bool) -> list[tuple[str, tuple[int, ...]]]:
     """The statements (with their parameters) that bring a schema at ``row`` (its version row, or
     None) to the latest, ending with the one that records the new version; none when current.
+    ``postgres`` says whether the :class:`PostgresOnly` statements are among them.
 
     Raises:
         StoredFormatError: the database is newer than this symfonic: refuse rather than misread it.
@@ -247,5 +263,6 @@ def migration_plan(row: Sequence[Any] | None) -> list[tuple[str, tuple[int, ...]
                          f"{len(MIGRATIONS)}: upgrade symfonic")
     if version == len(MIGRATIONS) and row is not None:
         return []
-    pending = [(statement, ()) for statements in MIGRATIONS[version:] for statement in statements]
+    pending = [(statement, ()) for statements in MIGRATIONS[version:] for statement in statements
+               if postgres or not isinstance(statement, PostgresOnly)]
     return [*pending, (SCHEMA_INSERT if row is None else SCHEMA_UPDATE, (len(MIGRATIONS),))]

@@ -103,7 +103,7 @@ class PostgresDatabase:
             if found is None or found[0] is None:
                 await conn.execute(schema.SCHEMA_TABLE)
             row = await (await conn.execute(schema.SCHEMA_VERSION)).fetchone()
-            for statement, parameters in schema.migration_plan(row):
+            for statement, parameters in schema.migration_plan(row, postgres=True):
                 await conn.execute(sql.to_format_style(statement), parameters or None)
             await writes.install(conn)
 

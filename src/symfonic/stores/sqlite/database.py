@@ -146,7 +146,8 @@ def _enter_wal(conn: sqlite3.Connection, patience: float) -> None:
 
 def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute(schema.SCHEMA_TABLE)
-    for statement, parameters in schema.migration_plan(conn.execute(schema.SCHEMA_VERSION).fetchone()):
+    for statement, parameters in schema.migration_plan(
+            conn.execute(schema.SCHEMA_VERSION).fetchone(), postgres=False):
         conn.execute(statement, parameters)
 
 
