@@ -11,10 +11,14 @@ from typing import Any
 
 import httpx
 import pytest
-from ag_ui.core import Event
+from ag_ui.core import Event, RunAgentInput
 from pydantic import TypeAdapter
 
-from symfonic import Scope
+from symfonic import Approval, Host, Scope
+from symfonic.examples.support import support_agent
+from symfonic.testing.clock import ManualClock
+from symfonic.transports.ag_ui.turns import AgUiRun
+from symfonic.transports.http.auth import new_key
 from tests.support.agents import refund_lines
 from tests.support.servers import LiveServer, ServerFactory
 
@@ -141,6 +145,43 @@ async def test_an_expired_or_revoked_round_is_refused_with_its_code(
         assert revoked.status_code == 200 and revoked.json()["revoked"] is True
     withdrawn = ending(await run(server, {"resume": [entry(i) for i in again]}, thread="t2"))
     assert withdrawn["code"] == "pause_revoked", withdrawn
+    assert refund_lines(refunds) == []
+
+
+async def test_a_round_past_its_time_that_decides_itself_asks_nothing_on_reload(
+        tmp_path: Path, refunds: Path) -> None:
+    """Until the expiry decisions give the round its own answer, the thread waits on it: a
+    reload shows no interrupt anyone could still answer, and new input is refused. (A host of
+    its own, on a SQLite file: a server's decision loop would race the test's clock.)"""
+    decides = Approval("issue_refund", on_expiry={"approved": False, "reason": "no answer"})
+    clock = ManualClock()
+    host = Host.open(f"sqlite:///{tmp_path / 'ag.db'}", agents=[support_agent([decides])],
+                     secret="s" * 32, clock=clock)
+    _, key = new_key("acme")
+
+    async def turn(body: dict[str, Any]) -> list[dict[str, Any]]:
+        shown = AgUiRun(host, key, "support", RunAgentInput.model_validate(
+            {"threadId": "t1", "runId": "r", "messages": [], "state": None, "tools": [],
+             "context": [], "forwardedProps": None, **body}))
+        return [event.model_dump(mode="json", by_alias=True, exclude_none=True)
+                async for event in shown.events()]
+
+    async with host:
+        finished = ending(await turn(said(ASK)))
+        interrupts = finished["outcome"]["interrupts"]
+        assert len(interrupts) == 2
+        clock.advance(8 * 24 * 3600)
+        reloaded = ending(await turn({}))
+        assert reloaded["type"] == "RUN_FINISHED" and reloaded["outcome"]["type"] == "success"
+        assert "interrupts" not in reloaded["outcome"], reloaded
+        pushed = ending(await turn(said("and order 1234")))
+        assert pushed["code"] == "session_awaiting_answer"
+        late = ending(await turn({"resume": [entry(i) for i in interrupts]}))
+        assert late["code"] == "pause_expired"
+        assert await host.expiry.decide_due() == 1  # the first approval's own answer: no
+        rest = ending(await turn({}))  # the turn went on to the round's next approval, asked anew
+        assert [i["toolCallId"] for i in rest["outcome"]["interrupts"]] == [
+            interrupts[1]["toolCallId"]]
     assert refund_lines(refunds) == []
 
 

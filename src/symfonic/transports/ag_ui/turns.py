@@ -116,6 +116,8 @@ class AgUiRun:
             if text is not None:
                 raise SessionAwaitingAnswer(f"thread {self.thread} waits for its interrupts to be "
                                             "answered: resume them before sending a message")
+            if waiting.expires_at <= self.host.now():
+                return  # past its time, its own answer (``on_expiry``) is to come: none to ask
             token = await self.host.token_of(waiting.jti, self.scope)
             if token is not None:  # as the run that paused ended: the round's interrupts
                 yield paused_on(token, waiting)
