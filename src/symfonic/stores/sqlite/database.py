@@ -35,7 +35,7 @@ changes it only by rewriting the file, which symfonic never does on its own).
 Why not SQLite's 4096: a commit writes every page it changed, whole, to the log and fsyncs it,
 and most of what a pause and its resume change is one entry of an index (about 50 bytes) on a
 page of its own: the ledger's listings, the transcript's and checkpoints' keys, the audit trail.
-Half the page is half those bytes: a pause + resume wrote 127 KiB at 4096 and 70 KiB at 2048,
+Half the page is half those bytes: a pause + resume wrote 125 KiB at 4096 and 70 KiB at 2048,
 no slower (``python -m bench.sqlite_pages``). 2048 still holds a pause's row (about 1.2 KiB: its
 question, answer schema and tools' schemas) in one cell; at 1024 that row would spill to an
 overflow page that every change of status rewrites."""
