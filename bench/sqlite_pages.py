@@ -7,10 +7,11 @@ WAL's frame headers are read: each frame is one page one commit wrote, and its p
 mapped to its table or index through SQLite's ``dbstat`` table. Averaged over the measured
 cycles, by commit (the pause, the resume's claim, its outcome).
 
-The same is measured twice, in alternating order of nothing but the file: one symfonic created
-(:data:`~symfonic.stores.sqlite.database.PAGE_SIZE`) and one created beforehand with SQLite's
-default page of 4 KiB, which symfonic keeps, as it keeps any existing file's. That pair is the
-A/B of the page size; the pages per b-tree are what schema 22's indexes changed.
+The same is measured twice, one file after the other, the files differing in nothing but their
+page size: one symfonic created (:data:`~symfonic.stores.sqlite.database.PAGE_SIZE`) and one
+created beforehand with SQLite's default page of 4 KiB, which symfonic keeps, as it keeps any
+existing file's. That pair is the A/B of the page size; the pages per b-tree are what schema
+22's indexes changed. Pages are counted, not timed, so the order cannot favour either.
 
 ``python -m bench.sqlite_pages [--quick]`` prints the section; ``bench.run`` includes it.
 """

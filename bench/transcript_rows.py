@@ -29,16 +29,16 @@ from symfonic.stores.opening import Store, open_store
 from symfonic.stores.sql_transcripts import MAX_SPAN
 
 SCOPE = Scope(tenant="bench")
-SHAPES = {"a row per message (before schema 21)": 1, "a row per turn (2 messages)": 2,
-          f"rows of up to {MAX_SPAN} (appended at once)": MAX_SPAN}
-COMPRESSED = f"rows of up to {MAX_SPAN}, compressed (PostgreSQL, before schema 23)"
-"""The shapes each backend is measured in, with the messages per row."""
-
-
 SHAPE_64 = f"rows of up to {MAX_SPAN} (appended at once)"
+SHAPES = {"a row per message (before schema 21)": 1, "a row per turn (2 messages)": 2,
+          SHAPE_64: MAX_SPAN}
+"""The row formats, with the messages per row."""
+COMPRESSED = f"rows of up to {MAX_SPAN}, compressed (PostgreSQL, before schema 23)"
+"""On PostgreSQL, :data:`SHAPE_64` again, stored as PostgreSQL stores a text column by default."""
 
 
 def shapes(backend: str) -> dict[str, int]:
+    """The shapes ``backend`` is measured in, with the messages per row."""
     return SHAPES if backend == "sqlite" else {**SHAPES, COMPRESSED: MAX_SPAN}
 
 
