@@ -60,10 +60,15 @@ async def seed(store: Store, url: str, history: tuple[Message, ...]) -> None:
                 with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cursor:
                     cursor.executemany(sql.to_format_style(statement), rows)
             continue
-        for start in range(0, len(history), size):
-            await store.transcripts.append(TranscriptTail(
-                scope=SCOPE, session_id=shape, start=start,
-                messages=history[start:start + size]))
+        await append_segments(store, shape, history, size)
+
+
+async def append_segments(store: Store, session: str, history: tuple[Message, ...],
+                          size: int) -> None:
+    """``history`` appended to ``session`` through the store, ``size`` messages at a time."""
+    for start in range(0, len(history), size):
+        await store.transcripts.append(TranscriptTail(
+            scope=SCOPE, session_id=session, start=start, messages=history[start:start + size]))
 
 
 async def seed_compressed(store: Store, url: str, history: tuple[Message, ...]) -> None:
@@ -75,10 +80,7 @@ async def seed_compressed(store: Store, url: str, history: tuple[Message, ...]) 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"{column} EXTENDED")
         try:
-            for start in range(0, len(history), MAX_SPAN):
-                await store.transcripts.append(TranscriptTail(
-                    scope=SCOPE, session_id=COMPRESSED, start=start,
-                    messages=history[start:start + MAX_SPAN]))
+            await append_segments(store, COMPRESSED, history, MAX_SPAN)
         finally:
             conn.execute(f"{column} EXTERNAL")
 

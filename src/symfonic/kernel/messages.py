@@ -163,19 +163,9 @@ def stored_messages(batch: Iterable[dict[str, Any]]) -> list[Message]:
     read a session pays per message, thousands at a time (the slots' own setters, looked up once,
     cost a third less than ``object.__setattr__``, which looks each up by name)."""
     messages: list[Message] = []
-    append, new, roles = messages.append, _new, _ROLE_NAMES
-    set_role, set_content, set_calls, set_call_id, set_provider = _SETTERS
+    append, plain, stored = messages.append, _plain, Message.from_stored
     for data in batch:
-        if len(data) != 2:
-            append(Message.from_stored(data))
-            continue
-        message = new(Message)  # inline :func:`_plain`: a call per message is a tenth of it
-        set_role(message, roles[data["role"]])
-        set_content(message, data["content"])
-        set_calls(message, ())
-        set_call_id(message, None)
-        set_provider(message, None)
-        append(message)
+        append(plain(Message, data) if len(data) == 2 else stored(data))
     return messages
 
 
@@ -190,9 +180,9 @@ def _plain(cls: type[Message], data: dict[str, Any]) -> Message:
 
 
 _new = object.__new__
-_SETTERS = tuple(Message.__dict__[name].__set__
-                 for name in ("role", "content", "tool_calls", "tool_call_id", "provider"))
-_SET_ROLE, _SET_CONTENT, _SET_TOOL_CALLS, _SET_TOOL_CALL_ID, _SET_PROVIDER = _SETTERS
+_SET_ROLE, _SET_CONTENT, _SET_TOOL_CALLS, _SET_TOOL_CALL_ID, _SET_PROVIDER = (
+    Message.__dict__[name].__set__
+    for name in ("role", "content", "tool_calls", "tool_call_id", "provider"))
 """The setters of :class:`Message`'s slots (a frozen message is written only through these, and
 only while it is being read back)."""
 _ROLE_NAMES = {role: role for role in ROLES}
