@@ -45,7 +45,7 @@ async def test_two_simultaneous_claims_stay_under_the_tenant_cap(
     from dbos._dbos import _get_dbos_instance
     from dbos._utils import GlobalParams
 
-    from symfonic.workers.engine import queue_of
+    from symfonic.workers.queues import queue_of
 
     async with Host.open(postgres_url, agents=[agents.slow], secret=SECRET,
                          workers=WorkerOptions(concurrency=0, per_tenant=CAP)) as host:

@@ -40,7 +40,7 @@ from symfonic.outcome import RunOutcome, collect
 from symfonic.platform.continuation import RecoveryRefused
 from symfonic.platform.continuation.claimed import ClaimedStream, ResumeStream
 from symfonic.stores.opening import pool_options
-from symfonic.workers import replayed
+from symfonic.workers import queues, replayed
 from symfonic.workers.options import WorkerOptions
 from symfonic.workers.serializing import FORMAT, JsonSerializer
 
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("symfonic.workers")
 EVENTS = "events"
 """The DBOS stream of a segment's events, in order; its offsets are the SSE event ids."""
-QUEUE_PREFIX = "symfonic."
 _RUNNING: set[str] = set()
 """The segments this process is running now (their workflow ids), for a graceful stop."""
 _RETURNED: set[str] = set()
@@ -61,10 +60,6 @@ _IDLE: list[asyncio.Event] = []
 _BOUND: list[Host] = []
 """The process's host with workers, which the workflows run on (at most one: DBOS is one per
 process)."""
-
-
-def queue_of(agent: str) -> str:
-    return f"{QUEUE_PREFIX}{agent}"
 
 
 def system_database_url(store_url: str) -> str:
@@ -123,49 +118,14 @@ async def launch(host: Host, options: WorkerOptions, executor_id: str,
         config["sys_db_pool_size"] = 2 * int(pool_max)
     DBOS(config=config)
     try:
-        DBOS.listen_queues([*([queue_of(name) for name in host.specs] if options.concurrency
+        DBOS.listen_queues([*([queues.queue_of(name) for name in host.specs] if options.concurrency
                               else []), *also_listen])
         DBOS.launch()
-        per_worker = options.concurrency or None
-        if per_worker and options.per_agent:
-            per_worker = min(per_worker, options.per_agent)
-        for name in host.specs:
-            await DBOS.register_queue_async(queue_of(name), worker_concurrency=per_worker,
-                                global_concurrency=queue_wide_limit(options),
-                                partition_concurrency=options.per_tenant,
-                                polling_interval_sec=options.polling_interval,
-                                # A queue's limits live in its database row, shared by
-                                # every process: one that runs no segments (an API host)
-                                # creates it if need be but never rewrites the workers' limits.
-                                on_conflict="always_update" if options.concurrency
-                                else "never_update")
+        await queues.register(host.specs, options)
     except BaseException:
         DBOS.destroy()
         raise
     _BOUND.append(host)
-
-
-NO_QUEUE_REACHES = 2**31 - 1
-"""A queue-wide limit no queue reaches (the largest its database column holds)."""
-
-
-def queue_wide_limit(options: WorkerOptions) -> int | None:
-    """The queue-wide limit DBOS is given: ``per_agent``, or, beside a ``per_tenant`` cap alone,
-    one that never binds.
-
-    The bound is there for the cap's sake. DBOS claims a tenant's runs in one transaction that
-    counts those running and then locks the oldest queued ones; with a per-tenant limit alone it
-    runs that transaction under REPEATABLE READ, and two workers claiming at one instant can both
-    count the same running runs yet lock different rows, when an older run became claimable
-    between their snapshots (a submission that committed late, a dead worker's run handed back).
-    Both commit, and the tenant runs past its cap (``tests/workers/test_tenant_cap.py`` drives
-    exactly that). With any queue-wide limit DBOS claims under SERIALIZABLE, where PostgreSQL
-    refuses one of the two and that worker looks again at its next poll. The price is a count of
-    the queue's running runs per claim. SQLite lets one writer at a time and never had the race.
-    """
-    if options.per_tenant is not None and options.per_agent is None:
-        return NO_QUEUE_REACHES
-    return options.per_agent
 
 
 def shutdown() -> None:

@@ -38,7 +38,7 @@ from symfonic.kernel.scope import Scope
 from symfonic.outcome import RunOutcome
 from symfonic.platform.background import RunState, RunStatus
 from symfonic.platform.continuation import PauseAlreadyResumed
-from symfonic.workers import engine
+from symfonic.workers import engine, queues
 from symfonic.workers.liveness import Liveness
 from symfonic.workers.options import WorkerOptions
 from symfonic.workers.steps import durable_spec
@@ -263,7 +263,7 @@ async def _enqueue(run_id: str, agent: str, scope: Scope, segment: Segment, *arg
     partition (the per-tenant limit), with the attributes a run id is checked against."""
     with SetWorkflowID(run_id), SetEnqueueOptions(queue_partition_key=scope.tenant), \
             SetWorkflowAttributes(_attributes(agent, scope)):
-        await DBOS.enqueue_workflow_async(engine.queue_of(agent), segment, *args)
+        await DBOS.enqueue_workflow_async(queues.queue_of(agent), segment, *args)
     return RunHandle(id=run_id, agent=agent, scope=scope)
 
 
