@@ -4,7 +4,9 @@ One agent whose "model" waits ``MODEL_SECONDS`` (``$BENCH_QUEUE_MODEL_SECONDS``:
 reply, without the network) and completes the turn; a worker runs ``CONCURRENCY``
 (``$BENCH_QUEUE_CONCURRENCY``) at once. Each call appends ``<input> <epoch seconds>`` to
 ``$BENCH_QUEUE_LOG`` the moment it starts, so the benchmark reads when a submitted run first
-reached a model.
+reached a model. ``$BENCH_QUEUE_PER_TENANT`` sets a per-tenant cap (none by default): with one,
+DBOS claims a tenant's runs in a serializable transaction (:mod:`symfonic.workers.queues`), and
+setting a cap the load never reaches measures what that costs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from symfonic.workers import WorkerOptions
 MODEL_SECONDS = float(os.environ.get("BENCH_QUEUE_MODEL_SECONDS", "0.02"))
 CONCURRENCY = int(os.environ.get("BENCH_QUEUE_CONCURRENCY", "8"))
 """Segments one worker process runs at once."""
+PER_TENANT = int(os.environ.get("BENCH_QUEUE_PER_TENANT", "0")) or None
 LOG_VARIABLE = "BENCH_QUEUE_LOG"
 
 
@@ -43,4 +46,5 @@ queued = AgentSpec(name="queued", model=FunctionModel(answer))
 
 def app() -> Host:
     return Host.open(agents=[queued], workers=WorkerOptions(concurrency=CONCURRENCY,
+                                                             per_tenant=PER_TENANT,
                                                              polling_interval=0.05))
