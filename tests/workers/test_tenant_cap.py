@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 
 from symfonic import Host, Scope
 from symfonic.workers import WorkerOptions
+from symfonic.workers.queues import NO_QUEUE_REACHES, queue_of, queue_wide_limit
 from tests.workers import agents
 
 SECRET = "a-long-random-secret-for-the-tenant-cap"
@@ -44,8 +45,6 @@ async def test_two_simultaneous_claims_stay_under_the_tenant_cap(
         postgres_url: str, folder: Path) -> None:
     from dbos._dbos import _get_dbos_instance
     from dbos._utils import GlobalParams
-
-    from symfonic.workers.queues import queue_of
 
     async with Host.open(postgres_url, agents=[agents.slow], secret=SECRET,
                          workers=WorkerOptions(concurrency=0, per_tenant=CAP)) as host:
@@ -97,3 +96,10 @@ async def test_two_simultaneous_claims_stay_under_the_tenant_cap(
         # the claim that committed first took the cap's one free place; the other was refused
         assert claimed == {"second": [late]} and refused == ["first"], (claimed, refused)
 
+
+
+def test_a_tenant_cap_alone_comes_with_a_queue_wide_limit_that_never_binds() -> None:
+    assert queue_wide_limit(WorkerOptions(per_tenant=2)) == NO_QUEUE_REACHES
+    assert queue_wide_limit(WorkerOptions(per_tenant=2, per_agent=5)) == 5
+    assert queue_wide_limit(WorkerOptions(per_agent=5)) == 5
+    assert queue_wide_limit(WorkerOptions()) is None

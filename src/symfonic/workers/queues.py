@@ -49,8 +49,10 @@ def queue_wide_limit(options: WorkerOptions) -> int | None:
     between their snapshots (a submission that committed late, a dead worker's run handed back).
     Both commit, and the tenant runs past its cap (``tests/workers/test_tenant_cap.py`` drives
     exactly that). With any queue-wide limit DBOS claims under SERIALIZABLE, where PostgreSQL
-    refuses one of the two and that worker looks again at its next poll. The price is a count of
-    the queue's running runs per claim. SQLite lets one writer at a time and never had the race.
+    refuses one of the two and that worker looks again at its next poll. The price: a count of
+    the queue's running runs per claim, and now and then a claim refused because another
+    tenant's claim ran beside it (that tenant's runs wait for the next poll). SQLite lets one
+    writer at a time and never had the race.
     """
     if options.per_tenant is not None and options.per_agent is None:
         return NO_QUEUE_REACHES
