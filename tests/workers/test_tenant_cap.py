@@ -76,17 +76,17 @@ async def test_two_simultaneous_claims_stay_under_the_tenant_cap(
                 assert system.is_serialization_conflict(error) or system.is_lock_conflict(error)
                 refused.append(executor)
 
+        first = threading.Thread(target=claim, args=("first",))
         try:
-            first = threading.Thread(target=claim, args=("first",))
             first.start()
             assert held.counted.wait(30)
             with system.engine.begin() as conn:  # the early-stamped run becomes claimable
                 conn.execute(sa.update(table).where(table.c.workflow_uuid == late)
                              .values(status="ENQUEUED", created_at=1))
             claim("second")
+        finally:  # the first claim goes on, whatever became of the second
             held.go.set()
             first.join(30)
-        finally:
             sa.event.remove(system.engine, "after_cursor_execute", held)
 
         with system.engine.begin() as conn:
@@ -95,7 +95,6 @@ async def test_two_simultaneous_claims_stay_under_the_tenant_cap(
         assert pending == CAP, (claimed, refused)
         # the claim that committed first took the cap's one free place; the other was refused
         assert claimed == {"second": [late]} and refused == ["first"], (claimed, refused)
-
 
 
 def test_a_tenant_cap_alone_comes_with_a_queue_wide_limit_that_never_binds() -> None:
