@@ -30,8 +30,8 @@ THREADS = ("waiting on background threads (LangGraph writes checkpoints there un
            "durability='async': serialising, SQL, commit)")
 RUNTIME = "the runtime itself (turn loop / graph engine, validation, events)"
 
-_CODEC_FUNCTIONS = {"messages_of", "message_rows", "dump_json", "_dump", "record_of", "pause_row",
-                    "from_dict", "to_dict", "_loads", "_json"}
+_CODEC_FUNCTIONS = {"messages_of", "_decoded", "decode_stored", "message_rows", "dump_json", "_dump",
+                    "record_of", "pause_row", "from_dict", "to_dict", "_loads", "_json"}
 _DATABASE_FUNCTIONS = {"_call", "_read", "_write", "_transaction", "_fetchall", "_rowcount",
                        "_connection", "_flush", "_group", "_attempt", "_in_savepoint", "write",
                        "call", "_patiently", "_on_the_thread"}

@@ -47,7 +47,7 @@ def test_a_row_that_is_no_message_is_refused() -> None:
         sql_transcripts.messages_of([(0, None, '{"role":"wizard","content":"x"}')])
     with pytest.raises(StoredFormatError):
         sql_transcripts.messages_of([(0, None, "not json")])
-    with pytest.raises(StoredFormatError, match="spans say 3"):
+    with pytest.raises(StoredFormatError, match="span says 3"):
         sql_transcripts.messages_of([(0, 3, '[{"role":"user","content":"x"}]')])
 
 
@@ -62,6 +62,26 @@ def test_rows_of_both_formats_read_as_one_transcript() -> None:
     assert every[:4] == ["old 0", "old 1", "old 2", "new 0"] and len(every) == 3 + 69
     # a read from inside the first segment: its rows start before the range and run past it
     assert [m.content for m in sql_transcripts.messages_of(new, 5, 7)] == ["new 2", "new 3"]
+
+
+def test_each_row_is_read_in_its_place() -> None:
+    """Runs of one-message rows between segments, and one row only the careful reader takes (a
+    NaN argument): the messages come back in the rows' order."""
+    def old(seq: int) -> tuple[int, None, str]:
+        return seq, None, sql.dump_json(Message("user", f"m{seq}").to_dict())
+
+    def segment(start: int, count: int) -> list[tuple[int, int | None, str]]:
+        return readable(sql_transcripts.message_rows(TranscriptTail(
+            scope=ACME, session_id="s", start=start,
+            messages=tuple(Message("user", f"m{n}") for n in range(start, start + count)))))
+
+    call = ToolCall(id="c1", name="measure", arguments={"value": math.nan})
+    careful = readable(rows(Message("assistant", "m7", (call,))))
+    careful = [(7, span, body) for _, span, body in careful]
+    stored = [old(0), old(1), *segment(2, 3), old(5), old(6), *careful, *segment(8, 2), old(10)]
+    assert [m.content for m in sql_transcripts.messages_of(stored)] == [f"m{n}" for n in range(11)]
+    with pytest.raises(StoredFormatError):
+        sql_transcripts.messages_of([*stored[:4], (6, None, '{"content":"m6"}'), *stored[5:]])
 
 
 class CountingLedger(MemoryLedger):

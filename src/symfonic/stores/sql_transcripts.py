@@ -3,7 +3,7 @@
 A turn appends its messages in one write, so they are stored as one row: ``seq`` is the position
 of the row's first message, ``span`` how many it holds, and ``body`` their JSON array. A cold
 host reading a long session then fetches a row per segment, not a row per message, and decodes
-all of them in one parse. An append of more than :data:`MAX_SPAN` messages (a session imported
+each straight into messages. An append of more than :data:`MAX_SPAN` messages (a session imported
 at once) is cut into rows of that size, so no single row grows without bound and a read of a
 prefix decodes little past it.
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from symfonic.kernel.messages import Message, stored_messages
+from symfonic.kernel.messages import Message, decode_stored, stored_messages
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
 
 __all__ = ["INSERT_MESSAGES", "LOAD_MESSAGES", "LOAD_MESSAGES_PAGE", "MAX_SPAN", "NEXT_SEQ",
@@ -80,33 +80,46 @@ def messages_of(rows: Sequence[Row], first: int = 0, end: int | None = None) -> 
     """The messages at positions ``first`` up to ``end`` (default: all) of ``rows``, which are
     the rows :data:`LOAD_MESSAGES` read for that range, in order.
 
-    Both row shapes are joined into one JSON array and parsed once, without re-validation.
+    Each segment row is decoded as it was read, straight into messages, in one pass: joining
+    them into one array first cost more than the decoding it saved, two copies of the whole
+    session. Rows from before schema 21 (a message each) are joined, run by run, since a decode
+    per message would cost more than the copy.
 
     Raises:
         StoredFormatError: a row is not what this library writes (not JSON, not a message, or
             holding another number of messages than its span says).
     """
-    if not rows:
-        return []
-    parts, count = [], 0
+    messages: list[Message] = []
+    singles: list[str] = []  # a run of rows from before schema 21
     for _seq, span, body in rows:
-        if span is None:  # before schema 21: one message, as an object
-            parts.append(body)
-            count += 1
-        else:
-            parts.append(body[1:-1])
-            count += span
-    batch = _parse(f"[{','.join(parts)}]")
-    if len(batch) != count:
-        raise StoredFormatError(f"stored transcript rows hold {len(batch)} messages where their "
-                                f"spans say {count}")
-    skip = max(first - rows[0][0], 0)  # into the row that starts before ``first``
+        if span is None:
+            singles.append(body)
+            continue
+        if singles:
+            messages += _decoded(f"[{','.join(singles)}]", len(singles))
+            singles = []
+        messages += _decoded(body, span)
+    if singles:
+        messages += _decoded(f"[{','.join(singles)}]", len(singles))
+    skip = max(first - rows[0][0], 0) if rows else 0  # into the row that starts before ``first``
     if skip or end is not None:
-        batch = batch[skip:None if end is None else skip + max(end - first, 0)]
-    try:
-        return stored_messages(batch)
-    except (ValueError, TypeError, KeyError) as damaged:
-        raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged
+        return messages[skip:None if end is None else skip + max(end - first, 0)]
+    return messages
+
+
+def _decoded(array: str, count: int) -> list[Message]:
+    """The ``count`` messages of ``array``: in one pass when they are as this library writes
+    them, otherwise parsed and read one by one, to name what is wrong."""
+    messages = decode_stored(array)
+    if messages is None:
+        try:
+            messages = stored_messages(_parse(array))
+        except (ValueError, TypeError, KeyError, AttributeError) as damaged:
+            raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged
+    if len(messages) != count:
+        raise StoredFormatError(f"a stored transcript row holds {len(messages)} messages where "
+                                f"its span says {count}")
+    return messages
 
 
 def _parse(joined: str) -> list[Any]:
