@@ -115,6 +115,9 @@ async def test_the_audit_trail_pages_and_proves_itself(http: httpx.AsyncClient,
     assert (await http.get("/v1/audit", headers=desk.auth("globex"))).json()["records"] == []
     forbidden = await http.get("/v1/audit", headers=desk.auth("acme-reader"))
     assert (forbidden.status_code, forbidden.json()["error"]) == (403, "forbidden")
+    for cursor in (2**63 - 1, 2**63, -1):  # past the last is empty; past what a store holds, 422
+        page = await http.get(f"/v1/audit?cursor={cursor}", headers=desk.auth("acme"))
+        assert page.status_code == (200 if cursor == 2**63 - 1 else 422), page.text
 
 
 async def test_the_inbox_takes_and_releases_and_the_others_see_who_is_on_it(

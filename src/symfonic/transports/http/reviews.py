@@ -26,6 +26,9 @@ from symfonic.transports.http.service import permitted, service_of
 from symfonic.transports.http.strict_json import StrictJSONRoute
 
 router = APIRouter(route_class=StrictJSONRoute)
+LARGEST_CURSOR = 2**63 - 1
+"""The largest audit position a store can hold (a signed 64-bit integer in both databases): a
+larger cursor is refused as invalid (422), not passed to the database to overflow there (500)."""
 
 
 class AssignRequest(BaseModel):
@@ -128,8 +131,9 @@ async def pause_history(token: TokenParam, request: Request,
             summary="Read the audit trail", responses={k: v for k, v in _REFUSED.items()
                                                        if k in (401, 403, 422)})
 async def read_audit(request: Request, key: Annotated[ApiKey, Depends(permitted("audit:read"))],
-                     cursor: Annotated[int, Query(ge=0, description="next_cursor of the previous "
-                                                  "page; 0 for the first")] = 0,
+                     cursor: Annotated[int, Query(ge=0, le=LARGEST_CURSOR,
+                                                  description="next_cursor of the previous page; "
+                                                  "0 for the first")] = 0,
                      limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict[str, Any]:
     """The key's tenant's decisions, oldest first: who answered, voted, edited, took, gave back
     or revoked which pause, through which channel, and what became of the turn."""
