@@ -191,10 +191,11 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 + f" About {growth * 1e6 / (reads * 5000):.1f} us per message read."
                 + (" Since schema 21 a transcript row holds an appended segment (this history, "
                    "appended at once, is 79 rows; the transcript rows section measures a cold "
-                   "read by row format), so what is left is decoding each message, once per host. "
-                   "What would move it: not reading the whole session on a host that resumes (a "
-                   "provider's server-side conversation, where the model accepts one), or a "
-                   "cheaper decoding of a message."
+                   "read by row format), and each row is decoded straight into messages "
+                   "(msgspec, no dictionaries between), so what is left is fetching the session's "
+                   "bytes and building each message, once per host. What would move it: not "
+                   "reading the whole session on a host that resumes (a provider's server-side "
+                   "conversation, where the model accepts one)."
                    if system == COLD else ""))
         if any(("round trip", backend, 0, system) in missed for system in (SYMFONIC, COLD)):
             parts = shares(SYMFONIC, 0, backend)

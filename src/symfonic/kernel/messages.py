@@ -98,10 +98,12 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     A ``msgspec`` struct rather than a dataclass, for one reason: a host that has not read a
     session reads all of it, thousands of messages per turn, and msgspec builds these straight
-    from the stored JSON (:func:`decode_stored`) at about a fifth of what parsing to dictionaries
+    from the stored JSON (:func:`decode_stored`) at about a quarter of what parsing to dictionaries
     and building each message from one cost. It behaves as the frozen dataclass it replaced did:
-    slotted, immutable, compared and hashed by value. Unknown keys are refused when decoding, so
-    a stored message of a newer format (which carries ``"v"``) never reads as an older one.
+    slotted, immutable, compared and hashed by value, the same constructor. What a dataclass
+    function did to it, ``msgspec.structs`` does (``replace``, ``asdict``). Unknown keys are
+    refused when decoding, so a stored message of a newer format (which carries ``"v"``) never
+    reads as an older one.
     """
 
     role: Role

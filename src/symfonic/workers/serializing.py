@@ -14,7 +14,10 @@ read from a database is code that runs. So a host with workers gives DBOS this s
   by a newer format is refused with :class:`StoredFormatError` ("upgrade symfonic"), never
   guessed at. DBOS records the serializer's name with each row (``symfonic_json``): a worker that
   does not have it (an older symfonic, which pickled) refuses such rows by name, and this one
-  still reads rows pickled by an older one (DBOS keeps its pickle reader for them).
+  still reads rows pickled by an older one (DBOS keeps its pickle reader for them), except a
+  pickled ``Message``: since it became a ``msgspec`` struct, a pickle of the dataclass it was
+  cannot be loaded into it. Only the first development slice of workers pickled, before any
+  release; drain its workers before upgrading.
 - **Errors** are stored as their class name and message and come back as that class when it is a
   builtin or one of symfonic's exported errors that can be rebuilt from a message, else as a
   ``RuntimeError`` naming the original class.
