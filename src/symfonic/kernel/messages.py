@@ -146,7 +146,6 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             None if provider is None else ProviderItems.from_dict(provider),
         )
 
-
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> Message:
         """Read one stored message strictly, as :func:`decode_stored` does in one pass: unlike
