@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from symfonic.kernel.messages import (
@@ -98,3 +99,16 @@ def test_a_message_is_frozen_and_compared_by_value() -> None:
 def test_a_missing_content_reads_as_empty_in_both_readers() -> None:
     assert decode_stored('[{"role":"user"}]') == [Message("user")]
     assert stored_messages([{"role": "user"}]) == [Message("user")]
+
+
+def test_a_message_is_checked_when_made_and_when_stored_not_when_decoded() -> None:
+    """The role is checked by the class call and by ``to_dict``; a decoder never calls the class
+    and checks the role against its type instead, so each path refuses an unknown role."""
+    copy = msgspec.structs.replace(Message("user", "x"), role="wizard")  # not through the class
+    with pytest.raises(ValueError, match="unknown message role"):
+        copy.to_dict()
+    assert decode_stored('[{"role":"wizard","content":"x"}]') is None
+    decoded = decode_stored('[{"role":"assistant","content":"","tool_calls":[{"id":"c","name":"f",'
+                            '"arguments":{}}]}]')
+    assert decoded == [Message("assistant", "", [ToolCall(id="c", name="f")])]  # type: ignore[arg-type]
+    assert decoded is not None and type(decoded[0].tool_calls) is tuple

@@ -89,7 +89,31 @@ class ProviderItems:
         return cls(provider=str(data["provider"]), items=tuple(dict(i) for i in data["items"]))
 
 
-class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class _CheckedWhenMade(msgspec.StructMeta):
+    """Checks a message built by a caller, and only then.
+
+    A ``__post_init__`` would run for every message decoded too: 5,000 Python calls on a cold
+    read of a 5,000-message session, a seventh of a cold pause + resume's time, to check what the
+    decoder has checked already (the role against :data:`Role`, the tool calls read as a tuple).
+    A call through the class is what a decoder never makes, so the check lives here.
+    ``msgspec.structs.replace`` makes a copy without calling the class; :meth:`Message.to_dict`
+    checks the role again, so a message of an unknown role is never stored.
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        message = super().__call__(*args, **kwargs)
+        _check_role(message.role)
+        if type(message.tool_calls) is not tuple:  # callers may pass a list; kept, it is a tuple
+            msgspec.structs.force_setattr(message, "tool_calls", tuple(message.tool_calls))
+        return message
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise ValueError(f"unknown message role {role!r}; expected one of {sorted(ROLES)}")
+
+
+class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True, metaclass=_CheckedWhenMade):
     """One entry of a session's transcript.
 
     Positional order follows the common ``Message(role, content)`` spelling; ``tool_calls`` is set
@@ -101,7 +125,8 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     from the stored JSON (:func:`decode_stored`) at about a quarter of what parsing to dictionaries
     and building each message from one cost. It behaves as the frozen dataclass it replaced did:
     slotted, immutable, compared and hashed by value, the same constructor. What a dataclass
-    function did to it, ``msgspec.structs`` does (``replace``, ``asdict``). Unknown keys are
+    function did to it, ``msgspec.structs`` does (``replace``, ``asdict``), except that a
+    ``replace`` is not checked until the copy is stored (:class:`_CheckedWhenMade`). Unknown keys are
     refused when decoding, so a stored message of a newer format (which carries ``"v"``) never
     reads as an older one.
     """
@@ -112,16 +137,11 @@ class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     tool_call_id: str | None = None
     provider: ProviderItems | None = None
 
-    def __post_init__(self) -> None:
-        if self.role not in ROLES:
-            raise ValueError(f"unknown message role {self.role!r}; expected one of {sorted(ROLES)}")
-        if type(self.tool_calls) is not tuple:  # callers may pass a list; stored, it is a tuple
-            msgspec.structs.force_setattr(self, "tool_calls", tuple(self.tool_calls))
-
     def to_dict(self) -> dict[str, Any]:
         """The stored shape, in the lowest format that holds it: a message with nothing of version
         2 is written as version 1 (no ``"v"``), so a plain transcript costs no more bytes and an
         older reader still reads it."""
+        _check_role(self.role)
         data: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
             data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
