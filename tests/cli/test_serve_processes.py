@@ -56,11 +56,15 @@ def established(pid: int, port: int) -> int:
 
 
 def both_ready(server: Server) -> str:
-    """The development key, once the primary and the other process both serve."""
+    """The development key, once the primary and the other process both serve.
+
+    The other process starts only once the primary serves, its key in the store: else it could
+    read the keys before that one was written, and refuse it until its next refresh."""
     key = server.wait_for(r"API key:\s+(sfk_\S+)").group(1)
     while server.output.count("Application startup complete") < 2:
         server.wait_for("Application startup complete")
-    assert "also serving on" in server.output
+    assert server.output.index("Application startup complete") < server.output.index(
+        "also serving on"), server.output
     return key
 
 

@@ -10,7 +10,9 @@ so the server scales out on one machine the way it does across machines:
   socket; the kernel hands each new connection to one of them;
 - the first child is the *primary*: it issues the development key and prints the banner; the
   others find the key in the store, as any server on the database does, and say only that they
-  serve;
+  serve. They are started only once the primary says (through a pipe) that it serves, its key
+  written: a guess at how long that takes would let another process, reading the keys before
+  the key was there, refuse the printed key until its next refresh;
 - ``SIGTERM`` or ``SIGINT`` to the parent is passed on to every child, which drains as one server
   does (``--grace``), and the parent exits once they all have: 0 when each stopped cleanly;
 - a child that dies on its own stops the others (a supervisor above, systemd or a container
@@ -24,6 +26,7 @@ queues without the server's knowledge.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -32,14 +35,19 @@ import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-__all__ = ["PRIMARY_VARIABLE", "SOCKET_VARIABLE", "inherited_socket", "serve_processes"]
+__all__ = ["PRIMARY_VARIABLE", "READY_VARIABLE", "SOCKET_VARIABLE", "inherited_socket",
+           "serve_processes", "started_signal"]
 
 SOCKET_VARIABLE = "SYMFONIC_SERVE_SOCKET"
 """The file descriptor of the listening socket a child inherits."""
 PRIMARY_VARIABLE = "SYMFONIC_SERVE_PRIMARY"
 """``1`` in the child that issues the development key and prints the banner."""
+READY_VARIABLE = "SYMFONIC_SERVE_READY"
+"""The file descriptor the primary writes one byte to once it serves (its key in the store)."""
 BACKLOG = 2048
 POLL = 0.2
+STARTUP_SECONDS = 120.0
+"""How long the primary may take to start (open the store, migrate it, bind its keys)."""
 
 
 def inherited_socket() -> socket.socket | None:
@@ -54,6 +62,20 @@ def is_primary() -> bool:
     return os.environ.get(PRIMARY_VARIABLE, "1") == "1"
 
 
+def started_signal() -> Callable[[], None] | None:
+    """What the primary calls once it serves, to have the parent start the other processes;
+    None in a process that no parent waits for."""
+    fd = os.environ.pop(READY_VARIABLE, None)
+    if not fd:
+        return None
+
+    def started() -> None:
+        with os.fdopen(int(fd), "wb") as pipe:
+            pipe.write(b"1")
+
+    return started
+
+
 def serve_processes(count: int, *, host: str, port: int,
                     arguments: Callable[[int], Sequence[str]]) -> NoReturn:
     """Bind ``host:port``, start ``count`` children running ``symfonic <arguments(port)>`` on
@@ -62,15 +84,8 @@ def serve_processes(count: int, *, host: str, port: int,
     listening = _listen(host, port)
     command = [sys.executable, "-c", "from symfonic.cli import main; main()",
                *arguments(listening.getsockname()[1])]
+    inherited = {SOCKET_VARIABLE: str(listening.fileno())}
     children: list[subprocess.Popen[bytes]] = []
-    for index in range(count):
-        env = {**os.environ, SOCKET_VARIABLE: str(listening.fileno()),
-               PRIMARY_VARIABLE: "1" if index == 0 else "0"}
-        children.append(subprocess.Popen(command, env=env, pass_fds=(listening.fileno(),)))
-        if index == 0:
-            time.sleep(POLL)  # the primary issues the key before the others look for it
-    listening.close()  # the children hold it now
-
     stopping = False
 
     def stop(_signum: int, _frame: object) -> None:
@@ -82,8 +97,19 @@ def serve_processes(count: int, *, host: str, port: int,
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)  # before any child: a stop while the primary starts
+    signal.signal(signal.SIGINT, stop)  # must not leave it running without its parent
+    readable, writable = os.pipe()
+    children.append(subprocess.Popen(
+        command, env={**os.environ, **inherited, PRIMARY_VARIABLE: "1",
+                      READY_VARIABLE: str(writable)},
+        pass_fds=(listening.fileno(), writable)))
+    os.close(writable)  # the primary's now: the pipe ends when it writes or stops
+    if _started(children[0], readable) and not stopping:
+        children.extend(subprocess.Popen(
+            command, env={**os.environ, **inherited, PRIMARY_VARIABLE: "0"},
+            pass_fds=(listening.fileno(),)) for _ in range(count - 1))
+    listening.close()  # the children hold it now
     while any(child.poll() is None for child in children):
         ended = [child for child in children if child.poll() is not None]
         if ended and not stopping:  # one died on its own: stop the rest
@@ -93,6 +119,21 @@ def serve_processes(count: int, *, host: str, port: int,
         time.sleep(POLL)
     bad = [child.returncode for child in children if child.returncode not in (0, 130)]
     raise SystemExit(0 if not bad else bad[0] if bad[0] > 0 else 1)
+
+
+def _started(primary: subprocess.Popen[bytes], readable: int) -> bool:
+    """Wait for the primary to say it serves. False when it stopped first (the supervision then
+    reports its status) or did not start in time (it is stopped)."""
+    try:
+        ready, _, _ = select.select([readable], [], [], STARTUP_SECONDS)
+        said = os.read(readable, 1) if ready else b""
+    finally:
+        os.close(readable)
+    if not ready:
+        sys.stderr.write(f"symfonic: server process {primary.pid} did not start within "
+                         f"{STARTUP_SECONDS:.0f} s; stopping it\n")
+        primary.terminate()
+    return said == b"1"
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -52,7 +52,12 @@ import typer
 from symfonic.cli.common import AppOption, UrlOption, app, open_store
 from symfonic.cli.exits import EPILOG, Exit, fail, plainly
 from symfonic.cli.loading import APP_VARIABLE, find_app, load_host
-from symfonic.cli.processes import inherited_socket, is_primary, serve_processes
+from symfonic.cli.processes import (
+    inherited_socket,
+    is_primary,
+    serve_processes,
+    started_signal,
+)
 from symfonic.platform.host import Host
 
 if TYPE_CHECKING:
@@ -166,7 +171,8 @@ def serve(app_target: AppOption = None, url: UrlOption = None,
     else:
         run_server(served, host=host, port=port, grace=grace, public_url=public_url,
                    log_format="json" if log_format is LogFormat.JSON else "text", telemetry=telemetry,
-                   limits=limits, mounts=mounts, sock=inherited, primary=is_primary())
+                   limits=limits, mounts=mounts, sock=inherited, primary=is_primary(),
+                   on_started=started_signal())
 
 
 def _given(**options: object) -> list[str]:

@@ -41,7 +41,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,12 +87,20 @@ class DrainingServer(uvicorn.Server):
     (503) well before uvicorn's own, later deadline would drop the connection unanswered.
 
     ``app`` is the app ``create_app`` made (``config`` serves it); give ``config`` a
-    ``timeout_graceful_shutdown`` a few seconds over the app's grace.
+    ``timeout_graceful_shutdown`` a few seconds over the app's grace. ``on_started`` is called
+    once the app has started (its store open, its keys bound) and the server accepts.
     """
 
-    def __init__(self, config: uvicorn.Config, app: Any) -> None:
+    def __init__(self, config: uvicorn.Config, app: Any,
+                 on_started: Callable[[], None] | None = None) -> None:
         super().__init__(config)
         self.service = service_of_app(app)
+        self.on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and not self.should_exit and self.on_started is not None:
+            self.on_started()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.service.drain()
@@ -103,7 +111,7 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
                public_url: str | None = None, log_format: LogFormat | None = None,
                telemetry: Telemetry | None = None, limits: ConnectionLimits | None = None,
                mounts: Iterable[str] | None = None, sock: socket.socket | None = None,
-               primary: bool = True) -> None:
+               primary: bool = True, on_started: Callable[[], None] | None = None) -> None:
     """Serve ``app_host``'s agents until stopped, after printing the inbox URL and a key.
 
     The caller composes the host (the CLI uses the example support agent unless told otherwise);
@@ -129,6 +137,8 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
             processes of ``symfonic serve --processes``).
         primary: Issue the development key and print the banner; the other processes of
             ``--processes`` find the key in the store and print one line.
+        on_started: Called once the server accepts, its keys in the store (how the primary
+            of ``--processes`` lets the others start).
 
     Raises:
         ValueError: the webhook, grace, log format, connection limits or mounts configuration
@@ -139,7 +149,7 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
         _serve(app_host, host=host, port=port, grace=grace, public_url=public_url,
                log_format=configure_logging(log_format), telemetry=telemetry,
                limits=limits or connection_limits(), mounts=chosen_mounts(mounts), sock=sock,
-               primary=primary)
+               primary=primary, on_started=on_started)
     finally:
         if telemetry is not None:
             telemetry.shutdown()
@@ -148,7 +158,7 @@ def run_server(app_host: Host, *, host: str, port: int, grace: float | None = No
 def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_url: str | None,
            log_format: LogFormat, telemetry: Telemetry | None, limits: ConnectionLimits,
            mounts: tuple[str, ...], sock: socket.socket | None = None,
-           primary: bool = True) -> None:
+           primary: bool = True, on_started: Callable[[], None] | None = None) -> None:
     grace = shutdown_grace() if grace is None else grace
     keys = ApiKeys.load(Path(os.environ.get(KEYS_FILE_VARIABLE) or DEFAULT_KEYS_FILE))
     webhooks = webhook_config()
@@ -167,7 +177,8 @@ def _serve(app_host: Host, *, host: str, port: int, grace: float | None, public_
                             host=host, port=port, log_level="info",
                             log_config=logging_config(log_format),
                             timeout_graceful_shutdown=math.ceil(grace + FLUSH_SECONDS))
-    serve_until_stopped(DrainingServer(config, app), sockets=None if sock is None else [sock])
+    serve_until_stopped(DrainingServer(config, app, on_started),
+                        sockets=None if sock is None else [sock])
 
 
 def _banner(app_host: Host, public_url: str, key: str, mounts: tuple[str, ...],
