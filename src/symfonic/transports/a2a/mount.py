@@ -108,7 +108,8 @@ class _Authenticated:
             return
         headers: Mapping[str, str] = Request(scope).headers
         scheme, _, secret = headers.get("authorization", "").partition(" ")
-        key = self.keys.authenticate(secret.strip()) if scheme.lower() == "bearer" else None
+        key = (await self.keys.authenticate_fresh(secret.strip()) if scheme.lower() == "bearer"
+               else None)
         if key is None:
             response: Response = JSONResponse(
                 {"error": "unauthorized", "detail": "send a valid API key: Authorization: Bearer "

@@ -8,9 +8,12 @@ which no dictionary or brute force reaches, and a slow KDF would only cost every
 
 Every server on one database sees the same keys: :class:`ApiKeys` keeps an in-memory view of the
 store and, while the app runs, a background task polls the store's key version every
-:data:`REFRESH_SECONDS` and reloads the view when it moved, so a key added or revoked by another
-process (``symfonic keys add``, ``symfonic keys revoke``) counts within a second. Requests never
-wait on the store to authenticate.
+:data:`REFRESH_SECONDS` and reloads the view when it moved, so a key revoked by another process
+(``symfonic keys revoke``) is refused within a second. A request with a known key never waits on
+the store. One with a well-formed key the view does not hold reloads it first
+(:meth:`ApiKeys.authenticate_fresh`), so a key just added by another process (``symfonic keys
+add``, another server of ``--processes``) works on its first request; such reloads are at most
+one per :data:`UNKNOWN_RELOAD_SECONDS`, so made-up keys cannot turn into load on the database.
 
 The keys file of earlier versions (``.symfonic/api_keys.json``) is imported into the store once,
 when the store holds no keys yet (:meth:`ApiKeys.load` names it).
@@ -36,6 +39,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import secrets
 import time
 from collections.abc import Iterable, Iterator
@@ -48,8 +52,8 @@ from symfonic.platform.tickets import Answerer
 from symfonic.transports.http.accounts.keys import KeyRecord, KeyStore
 
 __all__ = ["DEFAULT_KEYS_FILE", "DEVELOPMENT_LABEL", "KEYS_FILE_VARIABLE", "PERMISSIONS",
-           "REFRESH_SECONDS", "ApiKey", "ApiKeys", "Permission", "import_keys_file", "new_key",
-           "read_keys_file", "readable_label"]
+           "REFRESH_SECONDS", "UNKNOWN_RELOAD_SECONDS", "ApiKey", "ApiKeys", "Permission",
+           "import_keys_file", "new_key", "read_keys_file", "readable_label"]
 
 Permission = Literal["runs", "pauses:read", "pauses:answer", "audit:read"]
 PERMISSIONS: tuple[Permission, ...] = ("runs", "pauses:read", "pauses:answer", "audit:read")
@@ -59,6 +63,9 @@ DEFAULT_KEYS_FILE = Path(".symfonic/api_keys.json")
 KEYS_FORMAT = 1
 """Version of the keys file. 1: ``{"format": 1, "keys": [record, ...]}``."""
 REFRESH_SECONDS = 0.5
+UNKNOWN_RELOAD_SECONDS = 0.05
+"""The least time between two reloads of the view for a key it does not hold: a flood of
+made-up keys costs at most this many version queries a second (20), a new key one."""
 """How often a running app looks for keys added or revoked elsewhere."""
 DEVELOPMENT_LABEL = "development"
 """The label ``symfonic serve`` gives the key it prints, followed by the URL it serves: the URL
@@ -136,6 +143,8 @@ class ApiKeys:
         self._store: KeyStore | None = None
         self._version = -1
         self._refreshing = asyncio.Lock()
+        self._reloaded_at = -math.inf
+        """When the latest reload asked the store for its version (the monotonic clock)."""
         self.path = path
         """An earlier version's keys file, imported into the store when it has no keys."""
 
@@ -181,6 +190,7 @@ class ApiKeys:
         for key_id, record in list(self._pending.items()):
             await store.add_key(record)
             self._pending.pop(key_id, None)
+        self._reloaded_at = time.monotonic()
         version = await store.keys_version()
         if version == self._version:
             return False
@@ -261,6 +271,40 @@ class ApiKeys:
         if record is None or not hmac.compare_digest(digest, record.digest):
             return None
         return None if record.revoked_at is not None else record
+
+    async def authenticate_fresh(self, presented: str | None) -> ApiKey | None:
+        """:meth:`authenticate`, reloading the view first when ``presented`` is well formed but
+        unknown here: a key added by another process since the last refresh.
+
+        Concurrent requests share one reload, and a reload follows the one before by at least
+        :data:`UNKNOWN_RELOAD_SECONDS`; within it an unknown key is refused without asking the
+        store. A store that fails is logged and the key refused, the view staying as it was.
+        """
+        found = self.authenticate(presented)
+        store = self._store
+        if found is not None or store is None or self._known_or_malformed(presented):
+            return found
+        asked = time.monotonic()
+        if asked - self._reloaded_at < UNKNOWN_RELOAD_SECONDS:
+            return None
+        async with self._refreshing:
+            if self._reloaded_at < asked:  # no reload began while this one waited its turn
+                try:
+                    await self._refresh(store)
+                except Exception:
+                    log.warning("could not reload the API keys for an unknown key",
+                                exc_info=True)
+                    return None
+        return self.authenticate(presented)
+
+    def _known_or_malformed(self, presented: str | None) -> bool:
+        """Whether a refused ``presented`` is refused whatever the store holds now: not of the
+        key format, or a key whose record is here already (a wrong secret, or revoked)."""
+        if not presented or len(presented) > 256:
+            return True
+        prefix, _, rest = presented.partition("_")
+        key_id, _, secret = rest.partition("_")
+        return prefix != _PREFIX or not key_id or not secret or key_id in self._keys
 
     def get(self, key_id: str) -> ApiKey | None:
         """The live (not revoked) record of ``key_id``: an inbox session lasts while it does."""

@@ -164,7 +164,7 @@ async def login(request: Request) -> Response:
         return html(pages.problem(403, "forbidden", f"Sign in from this service's own page: "
                                                     f"{foreign}."), 403)
     form = await read_form(request)
-    key = service.keys.authenticate(form.get("key", "").strip())
+    key = await service.keys.authenticate_fresh(form.get("key", "").strip())
     if key is None:
         return html(pages.login("That key is not one this service knows."), 401)
     if not key.allows("pauses:read"):

@@ -139,12 +139,12 @@ def service_of_app(app: Any) -> Service:
 def permitted(permission: Permission) -> Callable[..., Awaitable[ApiKey]]:
     """A dependency: the caller's key, which must grant ``permission`` (else 401 or 403).
 
-    ``async`` although it never awaits: FastAPI hands a plain ``def`` dependency to its thread
-    pool, a thread hop on every request for a lookup in memory."""
+    ``async``: a known key is a lookup in memory, which FastAPI would otherwise hand to its
+    thread pool (a hop on every request), and an unknown one may reload the keys."""
 
     async def check(request: Request, credentials: Annotated[
             HTTPAuthorizationCredentials | None, Depends(bearer)]) -> ApiKey:
-        return _granting(request, credentials, permission)
+        return await _granting(request, credentials, permission)
 
     check.permission = permission  # type: ignore[attr-defined]  # read by the lean path
     return check
@@ -157,7 +157,7 @@ async def authorized(request: Request, permission: Permission) -> ApiKey:
     Raises:
         Refusal: 401 ``unauthorized`` or 403 ``forbidden``.
     """
-    return _granting(request, await bearer(request), permission)
+    return await _granting(request, await bearer(request), permission)
 
 
 async def authenticated(request: Request) -> ApiKey:
@@ -168,7 +168,7 @@ async def authenticated(request: Request) -> ApiKey:
     Raises:
         Refusal: 401 ``unauthorized``.
     """
-    return _key(request, await bearer(request))
+    return await _key(request, await bearer(request))
 
 
 def grants(key: ApiKey, permission: Permission) -> ApiKey:
@@ -182,13 +182,14 @@ def grants(key: ApiKey, permission: Permission) -> ApiKey:
     return key
 
 
-def _granting(request: Request, credentials: HTTPAuthorizationCredentials | None,
-              permission: Permission) -> ApiKey:
-    return grants(_key(request, credentials), permission)
+async def _granting(request: Request, credentials: HTTPAuthorizationCredentials | None,
+                    permission: Permission) -> ApiKey:
+    return grants(await _key(request, credentials), permission)
 
 
-def _key(request: Request, credentials: HTTPAuthorizationCredentials | None) -> ApiKey:
-    key = service_of(request).keys.authenticate(credentials.credentials if credentials else None)
+async def _key(request: Request, credentials: HTTPAuthorizationCredentials | None) -> ApiKey:
+    key = await service_of(request).keys.authenticate_fresh(
+        credentials.credentials if credentials else None)
     if key is None:
         raise Refusal(401, "unauthorized", "send a valid API key: Authorization: Bearer sfk_...",
                       headers={"WWW-Authenticate": 'Bearer realm="symfonic"'})

@@ -78,7 +78,8 @@ class _Authenticated:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scheme, _, secret = Request(scope).headers.get("authorization", "").partition(" ")
-        key = self.service.keys.authenticate(secret.strip()) if scheme.lower() == "bearer" else None
+        key = (await self.service.keys.authenticate_fresh(secret.strip())
+               if scheme.lower() == "bearer" else None)
         if key is None:
             response = JSONResponse(
                 {"error": "unauthorized", "detail": "send a valid API key: Authorization: Bearer "
