@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
+import orjson
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import JSONResponse, Response
@@ -207,4 +208,17 @@ async def run_response(feed: Feed[RunEvent], request: Request, service: Service)
         first = await feed.next()
         return event_stream(first, feed, lambda event: event_body(event, base))
     outcome = await collect(feed.events())
-    return JSONResponse(outcome_body(outcome, base))
+    return OutcomeResponse(outcome_body(outcome, base))
+
+
+class OutcomeResponse(JSONResponse):
+    """A run's outcome, rendered by orjson: the standard encoder took about a third as long as
+    the rest of a paused run's response. What orjson refuses (keys that are not strings, integers
+    past 64 bits) is rendered by the standard encoder as before; a NaN, which the standard
+    encoder refuses (a 500), is rendered as ``null``."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return orjson.dumps(content)
+        except orjson.JSONEncodeError:
+            return super().render(content)
