@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = ["Actor", "AuditBreak", "AuditEvent", "AuditRecord", "AuditTrail", "Channel",
@@ -138,11 +138,14 @@ def next_record(tenant: str, jti: str, event: AuditEvent,
     """``event`` on pause ``jti`` as the record after ``last`` (its ``(seq, digest)``; None: the
     tenant's first)."""
     seq, prev = (last[0] + 1, last[1]) if last is not None else (1, "")
-    unsigned = AuditRecord(tenant=tenant, seq=seq, at_us=event.at_us, jti=jti,
-                           kind=event.kind, person=event.actor.person,
-                           credential=event.actor.credential, channel=event.actor.channel,
-                           detail=event.detail_text(), prev=prev, digest="")
-    return replace(unsigned, digest=chain_digest(unsigned.fields()))
+    actor, at_us, detail = event.actor, event.at_us, event.detail_text()
+    # The digest from the fields directly, in AuditRecord.fields' order (a test holds the two
+    # together): making the record twice, once unsigned, was a third of this function's time.
+    digest = chain_digest((prev, str(seq), tenant, str(at_us), jti, event.kind,
+                           actor.person or "", actor.credential or "", actor.channel, detail))
+    return AuditRecord(tenant=tenant, seq=seq, at_us=at_us, jti=jti, kind=event.kind,
+                       person=actor.person, credential=actor.credential, channel=actor.channel,
+                       detail=detail, prev=prev, digest=digest)
 
 
 @dataclass(frozen=True)
