@@ -87,3 +87,29 @@ def test_nothing_but_token_rejected_comes_out_of_the_decoder(garbage: str) -> No
     except TokenRejected:
         return
     raise AssertionError(f"{garbage!r} verified")
+
+
+def test_the_short_way_and_every_check_agree_on_the_tokens_we_mint() -> None:
+    """A token as one of the keys mints it takes the short way (``_minted_here``) to the same
+    claims every check gives; anything else finds no short way and is examined in full."""
+    old = TokenKeys("first-secret-0123456789")
+    rotated = TokenKeys("second-secret-0123456789", ["first-secret-0123456789"])
+    for session in ("s", "séance ✓", "x" * 200):
+        claims = PauseClaims(jti="j", scope={"tenant": "acme", "org": None}, run="r",
+                             root_run="r0", session=session, thread="t", checkpoint="c",
+                             name="ask_user", tool_call_id="call", pin="a@1", iat=NOW,
+                             exp=NOW + 60)
+        for minted in (old.encode(claims), rotated.encode(claims)):
+            assert rotated._minted_here(minted) == rotated._checked(minted) == claims
+    assert TokenKeys("another-secret-0123456789")._minted_here(TOKEN) is None  # not its key
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=len(TOKEN) - 1),
+       st.sampled_from("ABCDEFabcdef0123456789-_=+/. é"))
+def test_a_token_changed_anywhere_finds_no_short_way(at: int, put: str) -> None:
+    changed = TOKEN[:at] + put + TOKEN[at + 1:]
+    if changed == TOKEN:
+        return
+    assert KEYS._minted_here(changed) is None
+    assert rejected(changed) in ("malformed", "forged", "unknown_key")
