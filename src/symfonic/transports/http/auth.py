@@ -63,10 +63,10 @@ DEFAULT_KEYS_FILE = Path(".symfonic/api_keys.json")
 KEYS_FORMAT = 1
 """Version of the keys file. 1: ``{"format": 1, "keys": [record, ...]}``."""
 REFRESH_SECONDS = 0.5
+"""How often a running app looks for keys added or revoked elsewhere."""
 UNKNOWN_RELOAD_SECONDS = 0.05
 """The least time between two reloads of the view for a key it does not hold: a flood of
-made-up keys costs at most this many version queries a second (20), a new key one."""
-"""How often a running app looks for keys added or revoked elsewhere."""
+made-up keys costs at most 20 version queries a second, a new key one."""
 DEVELOPMENT_LABEL = "development"
 """The label ``symfonic serve`` gives the key it prints, followed by the URL it serves: the URL
 tells apart the development keys of servers sharing a database (each replaces only its own)."""

@@ -212,10 +212,10 @@ async def run_response(feed: Feed[RunEvent], request: Request, service: Service)
 
 
 class OutcomeResponse(JSONResponse):
-    """A run's outcome, rendered by orjson: the standard encoder took about a third as long as
-    the rest of a paused run's response. What orjson refuses (keys that are not strings, integers
-    past 64 bits) is rendered by the standard encoder as before; a NaN, which the standard
-    encoder refuses (a 500), is rendered as ``null``."""
+    """A run's outcome, rendered by orjson: Starlette's standard encoder took about 11 us for a
+    paused run's document, orjson under 1. What orjson refuses (keys that are not strings,
+    integers past 64 bits) is rendered by the standard encoder as before; a NaN, which the
+    standard encoder refuses (a 500), is rendered as ``null``."""
 
     def render(self, content: Any) -> bytes:
         try:
