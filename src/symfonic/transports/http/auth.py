@@ -12,8 +12,8 @@ store and, while the app runs, a background task polls the store's key version e
 (``symfonic keys revoke``) is refused within a second. A request with a known key never waits on
 the store. One with a well-formed key the view does not hold reloads it first
 (:meth:`ApiKeys.authenticate_fresh`), so a key just added by another process (``symfonic keys
-add``, another server of ``--processes``) works on its first request; such reloads are at most
-one per :data:`UNKNOWN_RELOAD_SECONDS`, so made-up keys cannot turn into load on the database.
+add``, another server of ``--processes``) works on its first request; such reloads are at least
+:data:`UNKNOWN_RELOAD_SECONDS` apart, so made-up keys cannot turn into load on the database.
 
 The keys file of earlier versions (``.symfonic/api_keys.json``) is imported into the store once,
 when the store holds no keys yet (:meth:`ApiKeys.load` names it).
@@ -65,8 +65,9 @@ KEYS_FORMAT = 1
 REFRESH_SECONDS = 0.5
 """How often a running app looks for keys added or revoked elsewhere."""
 UNKNOWN_RELOAD_SECONDS = 0.05
-"""The least time between two reloads of the view for a key it does not hold: a flood of
-made-up keys costs at most 20 version queries a second, a new key one."""
+"""The least time between two reloads of the view for keys it does not hold: a flood of
+made-up keys costs at most 20 version queries a second (each request waiting for the next
+reload), a new key one."""
 DEVELOPMENT_LABEL = "development"
 """The label ``symfonic serve`` gives the key it prints, followed by the URL it serves: the URL
 tells apart the development keys of servers sharing a database (each replaces only its own)."""
@@ -145,6 +146,8 @@ class ApiKeys:
         self._refreshing = asyncio.Lock()
         self._reloaded_at = -math.inf
         """When the latest reload asked the store for its version (the monotonic clock)."""
+        self._unknown_reload_at = -math.inf
+        """When the latest reload for an unknown key began."""
         self.path = path
         """An earlier version's keys file, imported into the store when it has no keys."""
 
@@ -276,19 +279,24 @@ class ApiKeys:
         """:meth:`authenticate`, reloading the view first when ``presented`` is well formed but
         unknown here: a key added by another process since the last refresh.
 
-        Concurrent requests share one reload, and a reload follows the one before by at least
-        :data:`UNKNOWN_RELOAD_SECONDS`; within it an unknown key is refused without asking the
-        store. A store that fails is logged and the key refused, the view staying as it was.
+        An unknown key is refused only after a reload that began after it arrived (the
+        periodic one counts), so a key added just before it was used is found. Concurrent
+        requests share one reload, and reloads for unknown keys are at least
+        :data:`UNKNOWN_RELOAD_SECONDS` apart: under a flood of made-up keys a request waits for
+        the next one instead of asking the store itself. A store that fails is logged and the
+        key refused, the view staying as it was.
         """
         found = self.authenticate(presented)
         store = self._store
         if found is not None or store is None or self._known_or_malformed(presented):
             return found
         asked = time.monotonic()
-        if asked - self._reloaded_at < UNKNOWN_RELOAD_SECONDS:
-            return None
         async with self._refreshing:
-            if self._reloaded_at < asked:  # no reload began while this one waited its turn
+            if self._reloaded_at < asked:  # no reload began since this key arrived
+                wait = self._unknown_reload_at + UNKNOWN_RELOAD_SECONDS - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                self._unknown_reload_at = time.monotonic()
                 try:
                     await self._refresh(store)
                 except Exception:
