@@ -265,12 +265,9 @@ class ApiKeys:
 
     def authenticate(self, presented: str | None) -> ApiKey | None:
         """The record of ``presented``, or None when it is no key of ours (or a revoked one)."""
-        if not presented or len(presented) > 256:
-            return None
-        prefix, _, rest = presented.partition("_")
-        key_id, _, _ = rest.partition("_")
-        record = self._keys.get(key_id) if prefix == _PREFIX else None
-        digest = _digest(presented)
+        key_id = _key_id_of(presented)
+        record = None if key_id is None else self._keys.get(key_id)
+        digest = _digest(presented) if presented else ""
         if record is None or not hmac.compare_digest(digest, record.digest):
             return None
         return None if record.revoked_at is not None else record
@@ -288,8 +285,9 @@ class ApiKeys:
         """
         found = self.authenticate(presented)
         store = self._store
-        if found is not None or store is None or self._known_or_malformed(presented):
-            return found
+        key_id = _key_id_of(presented)
+        if found is not None or store is None or key_id is None or key_id in self._keys:
+            return found  # known (a wrong secret, or revoked), or not a key at all: no reload
         asked = time.monotonic()
         async with self._refreshing:
             if self._reloaded_at < asked:  # no reload began since this key arrived
@@ -304,15 +302,6 @@ class ApiKeys:
                                 exc_info=True)
                     return None
         return self.authenticate(presented)
-
-    def _known_or_malformed(self, presented: str | None) -> bool:
-        """Whether a refused ``presented`` is refused whatever the store holds now: not of the
-        key format, or a key whose record is here already (a wrong secret, or revoked)."""
-        if not presented or len(presented) > 256:
-            return True
-        prefix, _, rest = presented.partition("_")
-        key_id, _, secret = rest.partition("_")
-        return prefix != _PREFIX or not key_id or not secret or key_id in self._keys
 
     def get(self, key_id: str) -> ApiKey | None:
         """The live (not revoked) record of ``key_id``: an inbox session lasts while it does."""
@@ -346,6 +335,16 @@ class ApiKeys:
 
     def __len__(self) -> int:
         return len(self._keys)
+
+
+def _key_id_of(presented: str | None) -> str | None:
+    """The id part of ``presented`` when it has the key format (``sfk_<id>_<secret>``, at most
+    256 characters); None for anything else."""
+    if not presented or len(presented) > 256:
+        return None
+    prefix, _, rest = presented.partition("_")
+    key_id, _, secret = rest.partition("_")
+    return key_id if prefix == _PREFIX and key_id and secret else None
 
 
 def answerer_of(record: KeyRecord) -> Answerer:

@@ -181,8 +181,15 @@ def resume_url(base: str, token: str) -> str:
     return f"{base.rstrip('/')}/v1/pauses/{token}/resume"
 
 
-def interrupt_body(interrupt: PendingInterrupt, base: str) -> Interrupt:
-    return Interrupt(**asdict(interrupt), resume_url=resume_url(base, interrupt.token))
+def interrupt_body(interrupt: PendingInterrupt, base: str) -> dict[str, Any]:
+    """``interrupt`` as the JSON document :class:`Interrupt` describes, built field by field
+    (see :func:`outcome_body`); the payload converted as pydantic converts it for the model."""
+    return {"name": interrupt.name, "kind": interrupt.kind,
+            "payload": to_jsonable_python(interrupt.payload), "token": interrupt.token,
+            "tool_call_id": interrupt.tool_call_id, "interrupt_id": interrupt.interrupt_id,
+            "run_id": interrupt.run_id, "session_id": interrupt.session_id,
+            "expires_at": float(interrupt.expires_at), "resumable": interrupt.resumable,
+            "resume_url": resume_url(base, interrupt.token)}
 
 
 def outcome_body(outcome: RunOutcome, base: str) -> dict[str, Any]:
@@ -201,13 +208,7 @@ def outcome_body(outcome: RunOutcome, base: str) -> dict[str, Any]:
         "output": outcome.output,
         "value": value.model_dump(mode="json") if isinstance(value, BaseModel) else (
             None if value is None else to_jsonable_python(value)),
-        "interrupt": None if interrupt is None else {
-            "name": interrupt.name, "kind": interrupt.kind,
-            "payload": to_jsonable_python(interrupt.payload), "token": interrupt.token,
-            "tool_call_id": interrupt.tool_call_id, "interrupt_id": interrupt.interrupt_id,
-            "run_id": interrupt.run_id, "session_id": interrupt.session_id,
-            "expires_at": float(interrupt.expires_at), "resumable": interrupt.resumable,
-            "resume_url": resume_url(base, interrupt.token)},
+        "interrupt": None if interrupt is None else interrupt_body(interrupt, base),
         "error": outcome.error, "error_type": outcome.error_type,
         "usage": outcome.usage.to_dict(),
     }
@@ -234,7 +235,7 @@ def event_body(event: RunEvent, base: str) -> dict[str, Any]:
     """An event as an SSE ``data`` document: its dataclass fields, ``kind`` included."""
     data = asdict(event)
     if event.kind == "paused":
-        data["interrupt"] = interrupt_body(event.interrupt, base).model_dump(mode="json")
+        data["interrupt"] = interrupt_body(event.interrupt, base)
     return data
 
 
