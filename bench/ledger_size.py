@@ -39,6 +39,7 @@ from bench.workload import SECRET
 from symfonic import Host
 from symfonic.services.ledger import SWEEP_BATCH
 from symfonic.stores import sql
+from symfonic.stores.json_text import dump_json
 
 DEFAULT = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,7 +195,7 @@ async def _templates(subject: SymfonicSubject) -> tuple[Row, Row, str]:
     done = await store.ledger.get((await subject.host.answered(SCOPE))[0].jti)
     state = None if paused is None else await store.checkpoints.load_state(paused.checkpoint_id)
     assert paused is not None and done is not None and state is not None
-    return sql.pause_row(paused), sql.pause_row(done), sql.dump_json(state.to_dict())
+    return sql.pause_row(paused), sql.pause_row(done), dump_json(state.to_dict())
 
 
 async def _cycles(subject: SymfonicSubject, prefix: str, count: int) -> list[float]:

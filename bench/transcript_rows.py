@@ -25,6 +25,7 @@ from bench.workload import history_roles
 from symfonic import Message, Scope
 from symfonic.services.conversation import TranscriptTail
 from symfonic.stores import sql
+from symfonic.stores.json_text import dump_json
 from symfonic.stores.opening import Store, open_store
 from symfonic.stores.sql_transcripts import MAX_SPAN
 
@@ -47,7 +48,7 @@ async def seed(store: Store, url: str, history: tuple[Message, ...]) -> None:
         await seed_compressed(store, url, history)
     for shape, size in SHAPES.items():
         if size == 1:  # the old format, written as the old code wrote it
-            rows = [(SCOPE.key, shape, seq, sql.dump_json(message.to_dict()))
+            rows = [(SCOPE.key, shape, seq, dump_json(message.to_dict()))
                     for seq, message in enumerate(history)]
             statement = "INSERT INTO symfonic_messages (scope, session_id, seq, body) VALUES (?, ?, ?, ?)"
             if url.startswith("sqlite"):

@@ -1,4 +1,4 @@
-"""Reading stored messages back (orjson first, the standard parser for what only it reads) and
+"""Reading stored messages back (msgspec first, the standard parser for what only it reads) and
 sweeping in batches until nothing is left."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 from symfonic.kernel.messages import Message, ToolCall
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
 from symfonic.services.ledger import sweep
-from symfonic.stores import sql, sql_transcripts
+from symfonic.stores import sql_transcripts
+from symfonic.stores.json_text import dump_json
 from symfonic.stores.memory import MemoryDatabase, MemoryStore
 from symfonic.stores.memory.ledger import MemoryLedger
 from symfonic.testing.pauses import ACME, NOW, pause_issue
@@ -36,10 +37,12 @@ def test_plain_and_rich_messages_read_back_equal() -> None:
 
 def test_what_only_the_standard_parser_reads_is_still_read() -> None:
     # json.dumps writes NaN for a float argument; orjson refuses it, the fallback reads it.
-    call = ToolCall(id="c1", name="measure", arguments={"value": math.nan, "big": 2 ** 70})
+    # 2**70 + 1 is no float: a parser that reads integers past 64 bits as floats would lose it.
+    call = ToolCall(id="c1", name="measure", arguments={"value": math.nan, "big": 2 ** 70 + 1})
     [read] = sql_transcripts.messages_of(readable(rows(Message("assistant", "", (call,)))))
     assert math.isnan(read.tool_calls[0].arguments["value"])
-    assert read.tool_calls[0].arguments["big"] == 2 ** 70
+    big = read.tool_calls[0].arguments["big"]
+    assert type(big) is int and big == 2 ** 70 + 1
 
 
 def test_a_row_that_is_no_message_is_refused() -> None:
@@ -53,7 +56,7 @@ def test_a_row_that_is_no_message_is_refused() -> None:
 
 def test_rows_of_both_formats_read_as_one_transcript() -> None:
     """Rows stored before schema 21 (one message each, ``span`` NULL) and segments after them."""
-    old = [(seq, None, sql.dump_json(Message("user", f"old {seq}").to_dict())) for seq in range(3)]
+    old = [(seq, None, dump_json(Message("user", f"old {seq}").to_dict())) for seq in range(3)]
     new = readable(sql_transcripts.message_rows(TranscriptTail(
         scope=ACME, session_id="s", start=3, messages=tuple(
             Message("user", f"new {n}") for n in range(sql_transcripts.MAX_SPAN + 5)))))
@@ -68,7 +71,7 @@ def test_each_row_is_read_in_its_place() -> None:
     """Runs of one-message rows between segments, and one row only the careful reader takes (a
     NaN argument): the messages come back in the rows' order."""
     def old(seq: int) -> tuple[int, None, str]:
-        return seq, None, sql.dump_json(Message("user", f"m{seq}").to_dict())
+        return seq, None, dump_json(Message("user", f"m{seq}").to_dict())
 
     def segment(start: int, count: int) -> list[tuple[int, int | None, str]]:
         return readable(sql_transcripts.message_rows(TranscriptTail(

@@ -15,7 +15,6 @@ resumes served elsewhere) would otherwise gather entries that the bound never sa
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -23,6 +22,7 @@ from symfonic.kernel.messages import Message
 from symfonic.kernel.scope import Scope
 from symfonic.kernel.windows import Window
 from symfonic.services.conversation import TranscriptService, TranscriptTail
+from symfonic.stores.json_text import dump_json, load_json
 
 DEFAULT_CAPACITY = 200_000
 """Messages kept across sessions (at ~1 KiB each, a few hundred MiB at most)."""
@@ -110,7 +110,7 @@ def _as_stored(messages: Sequence[Message]) -> list[Message]:
     holding objects (tool calls, provider items) can read back otherwise; the rest, most of any
     turn, are kept as they are, since the round trip cost a tenth of a pause + resume's CPU."""
     return [message if not message.tool_calls and message.provider is None
-            else Message.from_stored(json.loads(json.dumps(message.to_dict(), sort_keys=True)))
+            else Message.from_stored(load_json(dump_json(message.to_dict())))
             for message in messages]
 
 

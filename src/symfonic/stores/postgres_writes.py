@@ -28,6 +28,7 @@ from symfonic.services import audit_events
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import Finish
 from symfonic.stores import sql, sql_audit, sql_transcripts
+from symfonic.stores.json_text import dump_json
 
 Connection = psycopg.AsyncConnection[Any]
 Reader = Callable[[], Awaitable[None]]
@@ -92,7 +93,7 @@ async def finish(conn: Connection, outcome: Finish) -> None:
     """Queue the outcome, which fails the write unless exactly this pause's claimed row took it."""
     what = (f"pause {_literal(outcome.jti)} is not claimed; its outcome cannot be recorded "
             "(%s rows matched)")
-    await conn.execute(_FINISH, (outcome.status, outcome.finished_at, sql.dump_json(outcome.outcome),
+    await conn.execute(_FINISH, (outcome.status, outcome.finished_at, dump_json(outcome.outcome),
                                  outcome.jti, outcome.claimed_at, outcome.claimed_at, what,
                                  *sql_audit.call_parameters(audit_events.finished(outcome))))
 

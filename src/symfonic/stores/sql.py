@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from symfonic.kernel.scope import Scope
@@ -29,6 +30,7 @@ from symfonic.services.ledger import (
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
 from symfonic.services.votes import Vote
+from symfonic.stores.json_text import dump_json, load_json
 
 PAUSE_COLUMNS = ("jti, scope, run_id, root_run_id, session_id, thread_id, checkpoint_id, name, "
                  "kind, tool_call_id, pin, payload, answer_schema, issued_at, expires_at, status, "
@@ -122,11 +124,22 @@ WAITING_CONTRACTS = ("SELECT pin, name, kind, answer_schema, tools, COUNT(*) FRO
 
 
 def contracts_of(rows: Any) -> list[WaitingContract]:
-    """:data:`WAITING_CONTRACTS`' rows as groups."""
-    return [WaitingContract(pin=str(pin), name=str(name), kind=str(kind),
-                            answer_schema=None if schema is None else json.loads(schema),
-                            tools=None if tools is None else json.loads(tools), count=int(count))
-            for pin, name, kind, schema, tools, count in rows]
+    """:data:`WAITING_CONTRACTS`' rows as groups, one per contract.
+
+    The statement groups by the stored text, and one contract may be stored as two texts (the
+    standard encoder's, before :mod:`.json_text`, and orjson's, which writes non-ASCII as UTF-8):
+    groups whose values are equal are counted as one."""
+    groups: dict[str, WaitingContract] = {}
+    for pin, name, kind, schema, tools, count in rows:
+        contract = WaitingContract(
+            pin=str(pin), name=str(name), kind=str(kind),
+            answer_schema=None if schema is None else load_json(schema),
+            tools=None if tools is None else load_json(tools), count=int(count))
+        key = json.dumps([contract.pin, contract.name, contract.kind, contract.answer_schema,
+                          contract.tools], sort_keys=True)
+        seen = groups.get(key)
+        groups[key] = contract if seen is None else replace(seen, count=seen.count + contract.count)
+    return list(groups.values())
 
 
 def counts_of(rows: Any) -> dict[tuple[str, str], int]:
@@ -286,16 +299,16 @@ def _record(row: Sequence[Any]) -> PauseRecord:
     return PauseRecord(
         jti=row[0], scope=Scope(tenant=row[1]), run_id=row[2], root_run_id=row[3],
         session_id=row[4], thread_id=row[5], checkpoint_id=row[6], name=row[7], kind=row[8],
-        tool_call_id=row[9], pin=row[10], payload=json.loads(row[11]),
-        answer_schema=None if row[12] is None else json.loads(row[12]), issued_at=row[13],
+        tool_call_id=row[9], pin=row[10], payload=load_json(row[11]),
+        answer_schema=None if row[12] is None else load_json(row[12]), issued_at=row[13],
         expires_at=row[14], status=row[15], claimed_at=row[16], finished_at=row[17],
-        outcome=None if row[18] is None else json.loads(row[18]), lease_expires_at=row[20],
-        decision=None if row[21] is None else json.loads(row[21]), answered_by=row[22],
-        requester=row[23], policy=None if row[24] is None else json.loads(row[24]),
+        outcome=None if row[18] is None else load_json(row[18]), lease_expires_at=row[20],
+        decision=None if row[21] is None else load_json(row[21]), answered_by=row[22],
+        requester=row[23], policy=None if row[24] is None else load_json(row[24]),
         assignee=row[25], assigned_until=row[26],
-        on_expiry=None if row[27] is None else json.loads(row[27]),
-        timers=() if row[28] is None else tuple(json.loads(row[28])),
-        tools=None if row[30] is None else json.loads(row[30]))
+        on_expiry=None if row[27] is None else load_json(row[27]),
+        timers=() if row[28] is None else tuple(load_json(row[28])),
+        tools=None if row[30] is None else load_json(row[30]))
 
 
 def notification_rows(notifications: Sequence[Notification]) -> list[tuple[Any, ...]]:
@@ -325,7 +338,7 @@ def entries_of(rows: Sequence[Sequence[Any]]) -> list[OutboxEntry]:
     entries = []
     for row in rows:
         try:
-            payload = json.loads(row[3])
+            payload = load_json(row[3])
             notification = Notification(id=row[0], topic=row[1], scope=Scope(tenant=row[2]),
                                         payload=payload, created_at=row[4])
         except (ValueError, TypeError) as damaged:
@@ -338,10 +351,6 @@ def entries_of(rows: Sequence[Sequence[Any]]) -> list[OutboxEntry]:
     return entries
 
 
-def dump_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
 def turn_state_of(text: str) -> TurnState:
     """A stored turn state.
 
@@ -349,7 +358,7 @@ def turn_state_of(text: str) -> TurnState:
         StoredFormatError: not JSON, damaged, or of a newer format (``TurnStateFormatError``).
     """
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError as damaged:
         raise TurnStateFormatError(f"a stored turn state is not JSON: {damaged}") from damaged
     if not isinstance(data, dict):
@@ -370,7 +379,7 @@ def vote_of(row: Sequence[Any]) -> Vote:
         StoredFormatError: its arguments are not the JSON this library wrote.
     """
     try:
-        arguments = None if row[3] is None else json.loads(row[3])
+        arguments = None if row[3] is None else load_json(row[3])
     except ValueError as damaged:
         raise StoredFormatError(f"a vote on pause {row[0]} is damaged: {damaged!r}") from damaged
     return Vote(jti=row[0], round=int(row[1]), person=row[2], arguments=arguments,

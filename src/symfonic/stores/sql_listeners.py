@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from symfonic.services.ledger import PauseRecord
 from symfonic.services.listeners import pause_announcement
-from symfonic.stores.sql import dump_json, to_format_style
+from symfonic.stores.json_text import dump_json
+from symfonic.stores.sql import to_format_style
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection

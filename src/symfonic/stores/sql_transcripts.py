@@ -20,14 +20,12 @@ it and may run past it (found by the primary key, backwards, with no bound on sp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from symfonic.kernel.messages import Message, decode_stored, stored_messages
 from symfonic.services.conversation import StoredFormatError, TranscriptTail
+from symfonic.stores.json_text import dump_json, load_json
 
 __all__ = ["INSERT_MESSAGES", "LOAD_MESSAGES", "LOAD_MESSAGES_PAGE", "MAX_SPAN", "NEXT_SEQ",
            "load_parameters", "load_range", "message_rows", "messages_of"]
@@ -70,8 +68,7 @@ def message_rows(tail: TranscriptTail) -> list[tuple[str, str, int, int, str]]:
     rows = []
     for offset in range(0, len(messages), MAX_SPAN):
         run = messages[offset:offset + MAX_SPAN]
-        body = json.dumps([message.to_dict() for message in run], separators=(",", ":"),
-                          sort_keys=True)
+        body = dump_json([message.to_dict() for message in run])
         rows.append((tail.scope.key, tail.session_id, tail.start + offset, len(run), body))
     return rows
 
@@ -124,10 +121,7 @@ def _decoded(array: str, count: int) -> list[Message]:
 
 def _parse(joined: str) -> list[Any]:
     try:
-        try:
-            batch = orjson.loads(joined)
-        except orjson.JSONDecodeError:  # what only the standard parser reads (NaN, huge ints)
-            batch = json.loads(joined)
+        batch = load_json(joined)
     except ValueError as damaged:
         raise StoredFormatError(f"a stored message cannot be read: {damaged!r}") from damaged
     if not isinstance(batch, list):

@@ -29,6 +29,7 @@ from symfonic.services.turn_state import TurnState
 from symfonic.services.votes import Vote
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql, sql_audit
+from symfonic.stores.json_text import dump_json
 from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
 from symfonic.stores.sql_listeners import announce_pause_pg
 
@@ -75,7 +76,7 @@ class PostgresLedger(PostgresPort):
             await writes.append(conn, issue.tail)
             await conn.execute(S["INSERT_CHECKPOINT"], (
                 issue.state.checkpoint_id, issue.state.scope.key, issue.state.session_id,
-                sql.dump_json(issue.state.to_dict())))
+                dump_json(issue.state.to_dict())))
             await conn.execute(S["INSERT_PAUSE"], sql.pause_row(issue.record))
             if issue.finishes is not None:
                 await writes.finish(conn, issue.finishes)
@@ -100,7 +101,7 @@ class PostgresLedger(PostgresPort):
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,
                     person: str | None = None, at_expiry: bool = False) -> Claim:
-        stored = None if decision is None else sql.dump_json(decision)
+        stored = None if decision is None else dump_json(decision)
         parameters = (now, sql.lease_of(lease_until), stored, answered_by, jti, now)
         if at_expiry:
             event = audit_events.answered(now, decision, answered_by, None)

@@ -28,6 +28,7 @@ from symfonic.services.ledger import (
 from symfonic.services.turn_state import TurnState
 from symfonic.services.votes import Vote
 from symfonic.stores import sql, sql_audit
+from symfonic.stores.json_text import dump_json
 from symfonic.stores.sql_listeners import announce_pause
 from symfonic.stores.sqlite.database import SQLitePort
 from symfonic.stores.sqlite.transcripts import append_tail
@@ -41,7 +42,7 @@ class SQLiteLedger(SQLitePort):
             append_tail(c, issue.tail)
             c.execute(sql.INSERT_CHECKPOINT, (issue.state.checkpoint_id, issue.state.scope.key,
                                               issue.state.session_id,
-                                              sql.dump_json(issue.state.to_dict())))
+                                              dump_json(issue.state.to_dict())))
             c.execute(sql.INSERT_PAUSE, sql.pause_row(issue.record))
             if issue.finishes is not None:
                 finish_claimed(c, issue.finishes)
@@ -63,7 +64,7 @@ class SQLiteLedger(SQLitePort):
     async def claim(self, jti: str, now: float, *, lease_until: float = FOREVER,
                     decision: dict[str, Any] | None = None, answered_by: str | None = None,
                     person: str | None = None, at_expiry: bool = False) -> Claim:
-        stored = None if decision is None else sql.dump_json(decision)
+        stored = None if decision is None else dump_json(decision)
         parameters = (now, sql.lease_of(lease_until), stored, answered_by, jti, now)
         if at_expiry:
             return await self._claimed(jti, sql.CLAIM_AT_EXPIRY, parameters,
@@ -198,7 +199,7 @@ def audit_rows(conn: sqlite3.Connection, changed: list[Any], event: AuditEvent) 
 
 def finish_claimed(conn: sqlite3.Connection, finish: Finish) -> None:
     changed = conn.execute(sql.FINISH, (finish.status, finish.finished_at,
-                                        sql.dump_json(finish.outcome), finish.jti,
+                                        dump_json(finish.outcome), finish.jti,
                                         finish.claimed_at, finish.claimed_at)).fetchall()
     if len(changed) != 1:
         raise StoreError(f"pause {finish.jti} is not claimed; its outcome cannot be recorded")

@@ -18,7 +18,8 @@ from typing import Any
 
 from symfonic.kernel.scope import Scope
 from symfonic.services.conversation import StoredFormatError
-from symfonic.stores.sql import dump_json, to_format_style
+from symfonic.stores.json_text import dump_json
+from symfonic.stores.sql import to_format_style
 from symfonic.transports.a2a.tasks.port import (
     FINAL_TASK_STATES,
     TASK_STATUS,
