@@ -10,8 +10,8 @@ become :class:`~symfonic.services.conversation.StoreError` (or ``TranscriptConfl
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from types import TracebackType
 from typing import Any
 
 from symfonic.services.conversation import StoreError, StoreUnavailable
@@ -158,31 +158,87 @@ class PostgresDatabase:
             for read in readers:
                 await read()
 
-    @asynccontextmanager
-    async def _bounded(self) -> AsyncIterator[None]:
+    def _bounded(self) -> _Deadline:
         """One deadline for a whole operation, its retry on a fresh connection included: a
         caller waits at most the store's timeout, however the operation spends it."""
+        return _Deadline(self._timeout)
+
+    def _connection(self) -> _Checkout:
+        return _Checkout(self._pool)
+
+
+class _Deadline:
+    """``asyncio.timeout``, its expiry raised as :class:`StoreUnavailable`.
+
+    This and :class:`_Checkout` are classes rather than ``@asynccontextmanager`` generators, and
+    the checkout calls the pool's ``getconn``/``putconn`` rather than its ``connection()``: every
+    store call enters both, and the generators' machinery, the pool's own generator and the
+    connection's ``commit`` on exit (nothing to commit on an autocommit connection) were a fifth
+    of what a call cost the host's CPU beyond its statement (docs/design-notes.md)."""
+
+    __slots__ = ("_seconds", "_timeout")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._timeout: asyncio.Timeout | None = None
+
+    async def __aenter__(self) -> None:
+        self._timeout = asyncio.timeout(self._seconds)
+        await self._timeout.__aenter__()
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> None:
+        assert self._timeout is not None
         try:
-            async with asyncio.timeout(self._timeout):
-                yield
+            await self._timeout.__aexit__(kind, error, traceback)
+            if isinstance(error, TimeoutError):
+                raise error
         except TimeoutError as slow:
-            raise StoreUnavailable(f"PostgreSQL did not answer within {self._timeout:g} s "
+            raise StoreUnavailable(f"PostgreSQL did not answer within {self._seconds:g} s "
                                    "(down, unreachable, or every pooled connection busy)") from slow
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[Connection]:
+
+class _Checkout:
+    """A pooled connection for one operation, returned after it; driver errors, the pool's
+    included, leave as the store's own.
+
+    The pool puts a connection back in order itself: it rolls back one returned inside a
+    transaction (a migration's, which ``conn.transaction()`` ends first anyway) and replaces one
+    returned broken or busy."""
+
+    __slots__ = ("_conn", "_pool")
+
+    def __init__(self, pool: AsyncConnectionPool[Connection]) -> None:
+        self._pool = pool
+        self._conn: Connection | None = None
+
+    async def __aenter__(self) -> Connection:
         try:
-            async with self._pool.connection() as conn:
-                try:
-                    yield conn
-                finally:
-                    mark_used(conn)
-        except psycopg.errors.UniqueViolation as error:
-            raise writes.refusal(error) or StoreError(f"PostgreSQL refused the write: {error}") from error
-        except psycopg.OperationalError as error:
-            raise StoreUnavailable(f"PostgreSQL failed: {error}") from error
+            self._conn = await self._pool.getconn()
         except psycopg.Error as error:
-            raise writes.refusal(error) or StoreError(f"PostgreSQL failed: {error}") from error
+            raise _store_error(error) from error
+        return self._conn
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> None:
+        conn, self._conn = self._conn, None
+        assert conn is not None
+        mark_used(conn)
+        try:
+            await self._pool.putconn(conn)
+        except psycopg.Error as failed:
+            if error is None:
+                raise _store_error(failed) from failed
+        if isinstance(error, psycopg.Error):
+            raise _store_error(error) from error
+
+
+def _store_error(error: psycopg.Error) -> StoreError:
+    if isinstance(error, psycopg.errors.UniqueViolation):
+        return writes.refusal(error) or StoreError(f"PostgreSQL refused the write: {error}")
+    if isinstance(error, psycopg.OperationalError):
+        return StoreUnavailable(f"PostgreSQL failed: {error}")
+    return writes.refusal(error) or StoreError(f"PostgreSQL failed: {error}")
 
 
 def _connection_lost(error: StoreError) -> bool:
