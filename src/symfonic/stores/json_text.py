@@ -2,8 +2,8 @@
 
 A pause + resume encodes about a dozen JSON cells (the pause's row, its turn state, the claim's
 decision, the outcome, the transcript's segments) and decodes about ten. Through the standard
-``json`` module that was about 140 us of a SQLite cycle's 1.9 ms; orjson encodes and msgspec
-decodes the same cells in a fifth of that (docs/design-notes.md).
+``json`` module that was about 120 us of a SQLite cycle's 1.9 ms; with orjson writing and
+msgspec reading, the cycle took 85 us less (docs/design-notes.md).
 
 Neither library is a drop-in replacement, so each is used only where its value is the standard
 library's, and the standard library answers everything else:
