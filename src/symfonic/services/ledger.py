@@ -23,6 +23,7 @@ conformance suite (``symfonic.testing.conformance``).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -77,6 +78,13 @@ class WaitingContract:
     answer_schema: dict[str, Any] | None
     tools: dict[str, dict[str, Any]] | None
     count: int
+
+
+def contract_key(pin: str, name: str, kind: str, answer_schema: dict[str, Any] | None,
+                 tools: dict[str, dict[str, Any]] | None) -> str:
+    """One text per contract, equal for equal values however they were stored: what a ledger
+    groups :meth:`PauseLedger.waiting_contracts` by."""
+    return json.dumps([pin, name, kind, answer_schema, tools], sort_keys=True)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,7 +10,6 @@ why a pause costs the same at any history length (their format: :mod:`symfonic.s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -26,6 +25,7 @@ from symfonic.services.ledger import (
     PageAfter,
     PauseRecord,
     WaitingContract,
+    contract_key,
 )
 from symfonic.services.outbox import Notification, OutboxEntry
 from symfonic.services.turn_state import TurnState, TurnStateFormatError
@@ -135,8 +135,8 @@ def contracts_of(rows: Any) -> list[WaitingContract]:
             pin=str(pin), name=str(name), kind=str(kind),
             answer_schema=None if schema is None else load_json(schema),
             tools=None if tools is None else load_json(tools), count=int(count))
-        key = json.dumps([contract.pin, contract.name, contract.kind, contract.answer_schema,
-                          contract.tools], sort_keys=True)
+        key = contract_key(contract.pin, contract.name, contract.kind, contract.answer_schema,
+                           contract.tools)
         seen = groups.get(key)
         groups[key] = contract if seen is None else replace(seen, count=seen.count + contract.count)
     return list(groups.values())

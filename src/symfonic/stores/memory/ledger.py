@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +22,7 @@ from symfonic.services.ledger import (
     PauseRecord,
     TimerFiring,
     WaitingContract,
+    contract_key,
 )
 from symfonic.services.listeners import pause_announcement
 from symfonic.services.outbox import Notification
@@ -172,7 +172,7 @@ class MemoryLedger(MemoryPort):
         for r in self._db.pauses.values():
             if r.status in ("claimed", "interrupted") or (r.status == "outstanding" and (
                     r.expires_at > now or r.on_expiry is not None)):
-                key = json.dumps([r.pin, r.name, r.kind, r.answer_schema, r.tools], sort_keys=True)
+                key = contract_key(r.pin, r.name, r.kind, r.answer_schema, r.tools)
                 groups.setdefault(key, [r, 0])[1] += 1
         return [WaitingContract(pin=r.pin, name=r.name, kind=r.kind, answer_schema=r.answer_schema,
                                 tools=r.tools, count=count) for r, count in groups.values()]
