@@ -158,7 +158,7 @@ class Server:
 
 def http_round_trip(client: httpx.AsyncClient) -> RoundTrip:
     async def round_trip(session: str) -> None:
-        run = await client.post("/v1/agents/bench/runs", json={"input": USER_INPUT, "session_id": session})
+        run = await client.post("/v1/agents/bench/runs", json={"input": USER_INPUT})  # a new session
         paused = run.json() if run.status_code == 200 else {}
         interrupt = paused.get("interrupt") or {}
         if paused.get("status") != "paused" or not interrupt.get("token"):

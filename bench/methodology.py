@@ -24,7 +24,10 @@ store with `store.transcripts.append(TranscriptTail(...))` as the session's earl
 have left it: all but the last two messages, which the host then reads once (as the previous
 turn's start did), then the last two; LangGraph: written into the thread state with
 `update_state(config, {"messages": history}, as_node="model")`. Every sample is a fresh session
-seeded outside the timed region.
+seeded outside the timed region. At history 0 each side starts a new conversation as its users
+do: symfonic's turn is run without a session id (the agent names the session, and a session it
+named has nothing to read), LangGraph's with a new thread id, which its API requires and whose
+checkpoint it reads.
 
 **symfonic, resumed on another host.** The "resume later, anywhere" case: the history is
 appended by one host, the turn is paused on a second and resumed on a third, all over the same

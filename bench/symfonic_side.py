@@ -92,6 +92,7 @@ class SymfonicSubject:
         self.url = url
         self.host = Host.open(url, agents=[ask_spec()], secret=SECRET)
         self._histories: dict[int, tuple[Message, ...]] = {}
+        self._seeded: set[str] = set()
 
     async def open(self) -> SymfonicSubject:
         await self.host.start()
@@ -103,6 +104,7 @@ class SymfonicSubject:
         when the previous turn started, and that turn's two messages were stored after."""
         if count == 0:
             return
+        self._seeded.add(session)
         if count not in self._histories:
             self._histories[count] = tuple(Message(role, text)  # type: ignore[arg-type]
                                            for role, text in history_roles(count))
@@ -115,7 +117,11 @@ class SymfonicSubject:
                                                       messages=history[-2:]))
 
     async def pause(self, session: str) -> str:
-        outcome = await self.agent.run(USER_INPUT, session_id=session)
+        """Pause a turn of ``session``; one never seeded is a new conversation, which symfonic
+        starts without an id (the agent names it, and reads nothing), as a user starts one."""
+        named = session if session in self._seeded else None
+        self._seeded.discard(session)
+        outcome = await self.agent.run(USER_INPUT, session_id=named)
         if outcome.status != "paused" or outcome.interrupt is None or not outcome.interrupt.resumable:
             raise RuntimeError(f"symfonic did not pause durably: {outcome}")
         return outcome.interrupt.token
@@ -172,6 +178,7 @@ class OtherHostSubject(SymfonicSubject):
 
     async def seed(self, session: str, count: int) -> None:
         if count:
+            self._seeded.add(session)
             messages = tuple(Message(role, text)  # type: ignore[arg-type]
                              for role, text in history_roles(count))
             store = await self.seeder.store()

@@ -234,12 +234,13 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                                f" ({ms(sum(results.runtime_only))} ms a cycle)") + "."
                             if backend == "sqlite" else
                             "fewer calls to the server. Each write is one round trip already "
-                            "(its checks made by the server, in its transaction); a cycle is 5 "
-                            "driver calls in sequence: the pause's read and write, the resume's "
-                            "one read (its row and turn state in one statement), its claim and "
-                            "its outcome (the history the resume reads is the host's cache, which "
-                            "keeps what its pause wrote). At history 0 the pause's read is of a "
-                            "session no host holds, so nothing could skip it. What is left is "
+                            "(its checks made by the server, in its transaction); at history 0 "
+                            "a cycle is 4 driver calls in sequence: the pause's write (the turn "
+                            "starts a new session, which the agent names and so reads nothing), "
+                            "the resume's one read (its row and turn state in one statement), "
+                            "its claim and its outcome (the history the resume reads is the "
+                            "host's cache, which keeps what its pause wrote). A session the "
+                            "caller names is read first, a fifth call. What is left is "
                             "the driver's work per call (the throughput note says why grouping "
                             "concurrent turns onto one pipeline was declined)."))
     for backend in ("sqlite", "postgres"):
@@ -322,17 +323,15 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
         pause = results.latency["sqlite"][0][SYMFONIC]["pause_p50"]
         own = ("" if results.runtime_only is None else
                f" Of those, {ms(results.runtime_only[0])} ms is symfonic's own work (the same "
-               f"pause over the in-memory store); the rest is the transcript read and the "
-               f"commit's statements.")
+               f"pause over the in-memory store); the rest is the commit's statements.")
         notes.append(
-            f"- **Pause vs floor (SQLite).** The pause is one commit, like the floor, plus reading "
-            f"the session, the model call, the pause stage and signing the token: "
+            f"- **Pause vs floor (SQLite).** The pause is one commit, like the floor, plus the "
+            f"model call, the pause stage and signing the token: "
             f"{ms(pause - floors['sqlite'])} ms above the floor.{own} That fixed cost is what "
             f"the ratio measures; a faster disk makes the ratio worse, not better. The pause "
-            f"measured is a new session's, which no cache holds: its read is what tells the host "
-            f"the session is empty, and the conditional append could only catch a wrong guess "
-            f"after the model call. What would move it: less of the runtime's own work per "
-            f"pause.")
+            f"measured starts a new session, which the agent names and so reads nothing; its "
+            f"commit writes the transcript's first row, the turn state, the ledger row and its "
+            f"notification. What would move it: less of the runtime's own work per pause.")
     absolute = [check for check in checks if not check.passed and check.absolute is not None]
     if absolute:
         notes.append(_speed_note(results, absolute))

@@ -183,10 +183,12 @@ class Agent:
         self.scope = scope
         self._runtime = runtime
 
-    async def run(self, input: str | Sequence[Message] | None, *, session_id: str,
+    async def run(self, input: str | Sequence[Message] | None, *, session_id: str | None = None,
                   requested_by: Person | None = None) -> RunOutcome:
         """Run a turn to its end: completed, paused or failed.
 
+        ``session_id`` is the conversation to continue; without one the turn starts a new
+        session, whose id the outcome carries (``outcome.session_id``: pass it to continue).
         ``input=None`` adds nothing and continues the session as it stands: after a turn that
         failed (a model error, a timeout), the model is asked again with everything those rounds
         stored, and no tool that ran is run again. ``requested_by`` is the person who asked for
@@ -207,20 +209,31 @@ class Agent:
         """
         return await self._runtime.submit(self.spec.name, input, session_id=session_id)
 
-    async def stream(self, input: str | Sequence[Message] | None, *, session_id: str,
+    async def stream(self, input: str | Sequence[Message] | None, *, session_id: str | None = None,
                      run_id: str | None = None,
                      requested_by: Person | None = None) -> AsyncIterator[RunEvent]:
         """Run a turn, yielding its events; the last is Completed, Paused or Failed.
 
-        ``run_id`` names the run (a new id when None): a background run passes its own, so that
-        its replay on another worker is the same run.
+        ``session_id`` is the conversation to continue; None starts a new one under a fresh id
+        (every event carries it). ``run_id`` names the run (a new id when None): a background
+        run passes its own, so that its replay on another worker is the same run.
+
+        A session named here has no past, so its turn reads no transcript: a new conversation
+        costs one store call fewer (a round trip, on PostgreSQL). Should the id somehow be
+        taken, the turn's write is conditional on the session being empty and fails typed
+        (``TranscriptConflict``), storing nothing. A session the caller names may hold messages
+        written anywhere, so it is always read.
 
         Raises:
             SessionAwaitingAnswer: the session's last turn is paused; nothing was run.
         """
         new_input = ([] if input is None else [Message("user", input)] if isinstance(input, str)
                      else list(input))
-        history = await self._runtime.transcripts.load(self.scope, session_id)
+        history: Sequence[Message] = ()
+        if session_id is None:
+            session_id = uuid.uuid4().hex
+        else:
+            history = await self._runtime.transcripts.load(self.scope, session_id)
         dangling = unanswered_calls(history)
         if dangling and await self._runtime.session_paused(self.scope, session_id):
             raise SessionAwaitingAnswer(session_id)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 
 import httpx
 
 from tests.support.clients import paused_run, sse_events
+from tests.support.reads import counted_reads
 from tests.support.servers import LiveServer
 
 RUNS = "/v1/agents/support/runs"
@@ -24,6 +26,26 @@ async def test_a_run_answers_its_outcome_as_json(client: httpx.AsyncClient,
                                "error": None, "error_type": None,
                                "usage": {"input_tokens": 0, "output_tokens": 0,
                                          "cached_tokens": 0, "reasoning_tokens": 0}}
+
+
+async def test_a_run_without_a_session_starts_one_and_reads_no_transcript(
+        client: httpx.AsyncClient, server: LiveServer) -> None:
+    reads = await counted_reads(server.host)
+    first = (await client.post(RUNS, json={"input": "Please refund order 42."},
+                               headers=server.auth("acme"))).json()
+    streamed = await client.post(RUNS, json={"input": "Refund order 7."},
+                                 headers={**server.auth("acme"), "Accept": "text/event-stream"})
+    events = sse_events("".join([chunk async for chunk in _text(streamed)]))
+    second = events[-1][1]["interrupt"]["session_id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", first["session_id"]) and second != first["session_id"]
+    assert first["interrupt"]["session_id"] == first["session_id"]
+    assert events[0][0] == "run_started" and events[0][1]["session_id"] == second
+    resumed = await client.post(f"/v1/pauses/{first['interrupt']['token']}/resume",
+                                json={"answer": {"approved": True}}, headers=server.auth("acme"))
+    assert resumed.json()["status"] == "completed" and reads == []
+    body = {"input": "Thanks!", "session_id": first["session_id"]}
+    assert (await client.post(RUNS, json=body, headers=server.auth("acme"))).status_code == 200
+    assert [session for session, _, _ in reads] == [first["session_id"]]
 
 
 async def test_a_paused_run_hands_out_its_token_and_resume_url(client: httpx.AsyncClient,

@@ -111,12 +111,12 @@ async def start_run(name: Annotated[str, PathParam(description="The agent's name
     service = service_of(request)
     agent = service.host.agent(name, key.scope)
     service.check_accepting()
-    session_id = body.session_id or uuid.uuid4().hex
     if body.background:
         _check_background(service)
-        handle = await agent.submit(body.input, session_id=session_id)
+        handle = await agent.submit(body.input, session_id=body.session_id or uuid.uuid4().hex)
         return JSONResponse(accepted_body(handle.id, service.base(request)), status_code=202)
-    feed = service.pump.start(agent.stream(body.input, session_id=session_id,
+    # Without a session_id the agent names the new session itself, and reads no transcript.
+    feed = service.pump.start(agent.stream(body.input, session_id=body.session_id,
                                            requested_by=key.person))
     return await run_response(feed, request, service)
 

@@ -31,7 +31,6 @@ answered in the inbox or over the HTTP API.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -114,10 +113,10 @@ class AgentTools:
         call = call_of(arguments)
         agent = self.host.agent(name, key.scope)
         self.service.check_accepting()
-        session_id = call.session_id or uuid.uuid4().hex
-        feed = self.service.pump.start(agent.stream(call.message, session_id=session_id,
+        feed = self.service.pump.start(agent.stream(call.message, session_id=call.session_id,
                                                     requested_by=key.person))
-        return await self._ended(ctx, await collect(feed.events()), session_id)
+        outcome = await collect(feed.events())
+        return await self._ended(ctx, outcome, outcome.session_id)
 
     async def _answer(self, ctx: ServerRequestContext[Any, Any], key: ApiKey, name: str,
                       state: str, responses: InputResponses | None) -> CallToolResult | InputRequiredResult:
