@@ -175,7 +175,7 @@ async def test_a_connection_killed_mid_resume_never_runs_the_turn_twice(
                 await lock_pause(locker, "s1")
                 (gate / "release-k1").touch()
                 await terminate(admin, await waiting_backend(  # the outcome, checked in SQL
-                    admin, name, "WITH finished AS (UPDATE symfonic_pauses SET status = $1"))
+                    admin, name, "WITH w0 AS (UPDATE symfonic_pauses SET status = $1"))
     first = (await resumer.receive())["results"][0]
 
     state = postgres_snapshot(postgres_url)

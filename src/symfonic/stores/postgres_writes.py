@@ -1,25 +1,32 @@
-"""The PostgreSQL store's writes: one round trip each, their checks made by the server.
+"""The PostgreSQL store's writes: one statement and one round trip each, checked by the server.
 
-A write (a pause's tail, turn state and ledger row; a resume's outcome and tail) is a handful of
-statements sent in one pipeline on an autocommit connection and ended by one Sync. Until that
-Sync the server runs them as one implicit transaction: all of them commit when it arrives, and
-the first that fails makes the server skip the rest and roll back every one. Nothing waits for
-an answer in between, so a write costs one round trip, where an explicit ``BEGIN``, a sync to
-read the checks' answers, then ``COMMIT`` cost two (and a pause + resume about a fifth more of
-the host's CPU, measured on the benchmark's cycle).
+A write (a pause's tail, turn state and ledger row; a resume's outcome and tail) is gathered
+into one statement (:class:`OneStatement`): each of its changes a data-modifying ``WITH`` clause,
+each check an expression of the final ``SELECT``. It is sent in a pipeline ended by one Sync,
+on an autocommit connection: until the Sync the server runs what the pipeline holds as one
+implicit transaction (the statement, and the rows of a very long tail right behind it), so all of
+it commits or none does, and a write costs one round trip, where an explicit ``BEGIN``, a sync to
+read the checks' answers, then ``COMMIT`` cost two. The changes were once separate statements
+in that pipeline; as one, the driver converts, binds and tracks one statement where it handled up
+to six, and the server parses and plans one (docs/design-notes.md has the A/B).
 
-That needs the checks to fail on the server, inside the transaction, rather than in Python after
+That needs the checks to fail on the server, inside the statement, rather than in Python after
 reading their answers: ``symfonic_expect`` is a small PL/pgSQL function that raises under an
 SQLSTATE of symfonic's own when a value is not the one expected (the transcript's length an
 append was made for, the one claimed row an outcome needs), and :func:`refusal` turns those
 errors back into the exceptions every store raises. The function is created, or replaced when
 its body changed, at open under the migration lock (:func:`install`): it holds no data, so it
 needs no schema version.
+
+Every clause and the final ``SELECT`` read the snapshot taken as the statement starts, so a
+check never sees the statement's own rows: the transcript's length is the one before the append.
+PostgreSQL runs the ``SELECT`` (the checks) before the clauses nobody reads, so a tail written
+at a position the session has moved past fails its check, typed, rather than on the key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -27,6 +34,7 @@ import psycopg
 from symfonic.services import audit_events
 from symfonic.services.conversation import StoreError, TranscriptConflict, TranscriptTail
 from symfonic.services.ledger import Finish
+from symfonic.services.outbox import Notification
 from symfonic.stores import sql, sql_audit, sql_transcripts
 from symfonic.stores.json_text import dump_json
 
@@ -55,12 +63,72 @@ FUNCTIONS = ((SIGNATURE, _BODY), (sql_audit.PG_SIGNATURE, sql_audit.PG_BODY))
 """The server-side functions the writes call: the checks, and the audit trail's append."""
 
 _POSITION = sql.to_format_style(
-    f"SELECT symfonic_expect(({sql_transcripts.NEXT_SEQ}), ?, '{POSITION}', ?)")
+    f"symfonic_expect(({sql_transcripts.NEXT_SEQ}), ?, '{POSITION}', ?)")
 _INSERT_MESSAGES = sql.to_format_style(sql_transcripts.INSERT_MESSAGES)
-_FINISH = sql.to_format_style(
-    f"WITH finished AS ({sql.FINISH}) "
-    f"SELECT symfonic_expect((SELECT COUNT(*) FROM finished), 1, '{UNCLAIMED}', ?), "
-    f"(SELECT {sql_audit.pg_call()} FROM finished)")
+_INSERT_NOTIFICATIONS = sql.to_format_style(sql.INSERT_NOTIFICATION)
+_FINISH = sql.to_format_style(sql.FINISH)
+ROWS_IN_STATEMENT = 256
+"""Rows of one table a write's statement holds in its ``VALUES``; the rest of a larger write (a
+long history appended at once) follows in the same pipeline, inside the same transaction, so the
+statement stays far below the protocol's 65,535 parameters. A ``VALUES`` list makes a statement
+of its own per row count (the driver prepares each once it recurs); arrays through ``unnest``
+make one, but cost the host more to send than a pause's few rows (measured, and declined)."""
+_AUDIT = sql.to_format_style(sql_audit.pg_call())
+
+
+class OneStatement:
+    """A write's changes and checks, sent as one statement (see the module docstring).
+
+    :meth:`change` adds a data-modifying statement as a ``WITH`` clause and returns its name,
+    through which a check may read what its ``RETURNING`` returned; :meth:`insert` adds rows;
+    :meth:`check` adds an expression to the final ``SELECT``. Parameters follow the text's
+    order: the clauses', then the checks'. Statements are in psycopg's placeholder style.
+    """
+
+    __slots__ = ("_changes", "_checks", "_overflow")
+
+    def __init__(self) -> None:
+        self._changes: list[tuple[str, Sequence[Any]]] = []
+        self._checks: list[tuple[str, Sequence[Any]]] = []
+        self._overflow: list[tuple[str, Sequence[Sequence[Any]]]] = []
+
+    def change(self, statement: str, parameters: Sequence[Any]) -> str:
+        name = f"w{len(self._changes)}"
+        self._changes.append((f"{name} AS ({statement})", parameters))
+        return name
+
+    def insert(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Add ``rows`` for ``statement``, an ``INSERT`` of one row's ``VALUES``: up to
+        :data:`ROWS_IN_STATEMENT` of them in this statement, the rest right after it."""
+        if not rows:
+            return
+        head, group = statement.split(" VALUES ")
+        inline = rows[:ROWS_IN_STATEMENT]
+        self.change(f"{head} VALUES {', '.join([group] * len(inline))}",
+                    [value for row in inline for value in row])
+        if len(rows) > ROWS_IN_STATEMENT:
+            self._overflow.append((statement, rows[ROWS_IN_STATEMENT:]))
+
+    def check(self, expression: str, parameters: Sequence[Any] = ()) -> None:
+        self._checks.append((expression, parameters))
+
+    def text(self) -> tuple[str, list[Any]]:
+        """The statement and its parameters."""
+        if not self._changes and not self._checks:
+            raise ValueError("a write with nothing to write")
+        clauses = ", ".join(clause for clause, _ in self._changes)
+        selected = ", ".join(check for check, _ in self._checks) or "1"
+        parameters = [value for _, values in (*self._changes, *self._checks) for value in values]
+        return (f"WITH {clauses} SELECT {selected}" if clauses else f"SELECT {selected}"), parameters
+
+    async def send(self, conn: Connection) -> None:
+        """Queue the statement, and any rows past it, on ``conn``, inside the pipeline whose
+        Sync commits them all; should the statement fail, the server skips the rest."""
+        statement, parameters = self.text()
+        await conn.execute(statement, parameters)
+        for insert, rows in self._overflow:
+            async with conn.cursor() as cursor:
+                await cursor.executemany(insert, rows)
 
 
 async def install(conn: Connection) -> None:
@@ -74,8 +142,8 @@ async def install(conn: Connection) -> None:
                                f"LANGUAGE plpgsql AS $${body}$$")
 
 
-async def append(conn: Connection, tail: TranscriptTail) -> None:
-    """Queue the tail's rows behind the check of the transcript's length.
+def append(write: OneStatement, tail: TranscriptTail) -> None:
+    """Add the tail's rows, behind the check of the transcript's length.
 
     A writer that raced another to the same position fails on the primary key; the check
     catches the rest, a position the session has moved past or not yet reached.
@@ -84,18 +152,27 @@ async def append(conn: Connection, tail: TranscriptTail) -> None:
         return
     what = (f"session {_literal(tail.session_id)} holds %s messages; the append expected "
             f"{tail.start}")
-    await conn.execute(_POSITION, (tail.scope.key, tail.session_id, tail.start, what))
-    async with conn.cursor() as cursor:
-        await cursor.executemany(_INSERT_MESSAGES, sql_transcripts.message_rows(tail))
+    write.insert(_INSERT_MESSAGES, sql_transcripts.message_rows(tail))
+    write.check(_POSITION, (tail.scope.key, tail.session_id, tail.start, what))
 
 
-async def finish(conn: Connection, outcome: Finish) -> None:
-    """Queue the outcome, which fails the write unless exactly this pause's claimed row took it."""
+def notify(write: OneStatement, notifications: Sequence[Notification]) -> None:
+    """Add the notifications' outbox rows."""
+    write.insert(_INSERT_NOTIFICATIONS, sql.notification_rows(notifications))
+
+
+def finish(write: OneStatement, outcome: Finish) -> None:
+    """Add the outcome, which fails the write unless exactly this pause's claimed row took it,
+    and its audit record."""
     what = (f"pause {_literal(outcome.jti)} is not claimed; its outcome cannot be recorded "
             "(%s rows matched)")
-    await conn.execute(_FINISH, (outcome.status, outcome.finished_at, dump_json(outcome.outcome),
-                                 outcome.jti, outcome.claimed_at, outcome.claimed_at, what,
-                                 *sql_audit.call_parameters(audit_events.finished(outcome))))
+    finished = write.change(_FINISH, (outcome.status, outcome.finished_at,
+                                      dump_json(outcome.outcome), outcome.jti,
+                                      outcome.claimed_at, outcome.claimed_at))
+    write.check(f"symfonic_expect((SELECT COUNT(*) FROM {finished}), 1, '{UNCLAIMED}', %s)",
+                (what,))
+    write.check(f"(SELECT {_AUDIT} FROM {finished})",
+                sql_audit.call_parameters(audit_events.finished(outcome)))
 
 
 def _literal(text: str) -> str:

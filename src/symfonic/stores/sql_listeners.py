@@ -17,7 +17,7 @@ from symfonic.stores.json_text import dump_json
 from symfonic.stores.sql import to_format_style
 
 if TYPE_CHECKING:
-    from psycopg import AsyncConnection
+    from symfonic.stores.postgres_writes import OneStatement
 
 
 def _announce(new_id: str) -> str:
@@ -40,6 +40,6 @@ def announce_pause(conn: sqlite3.Connection, record: PauseRecord) -> None:
     conn.execute(ANNOUNCE_PAUSE, _parameters(record))
 
 
-async def announce_pause_pg(conn: AsyncConnection[Any], record: PauseRecord) -> None:
-    """In a pause's PostgreSQL transaction (pipelined): announce it to its session's listeners."""
-    await conn.execute(ANNOUNCE_PAUSE_PG, _parameters(record))
+def announce_pause_pg(write: OneStatement, record: PauseRecord) -> None:
+    """In a pause's PostgreSQL write (one statement): announce it to its session's listeners."""
+    write.change(ANNOUNCE_PAUSE_PG, _parameters(record))

@@ -260,3 +260,11 @@ class PostgresPort:
 
     async def _write(self, work: Callable[[Connection], Awaitable[list[Reader]]]) -> None:
         await self._database.write(work)
+
+    async def _send(self, write: writes.OneStatement) -> None:
+        """Commit a write gathered as one statement, in one round trip."""
+        async def queue(conn: Connection) -> list[Reader]:
+            await write.send(conn)
+            return []
+
+        await self._database.write(queue)

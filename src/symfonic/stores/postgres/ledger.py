@@ -30,7 +30,7 @@ from symfonic.services.votes import Vote
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql, sql_audit
 from symfonic.stores.json_text import dump_json
-from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
+from symfonic.stores.postgres.database import PostgresPort, S
 from symfonic.stores.sql_listeners import announce_pause_pg
 
 _SWEEP_EXPIRED, _SWEEP_LEASES = (s.replace(*sql.SKIP_LOCKED) for s in (sql.SWEEP, sql.SWEEP_LEASES))
@@ -72,22 +72,17 @@ class PostgresLedger(PostgresPort):
     """Pauses: issued, claimed once, renewed, finished, listed, swept."""
 
     async def issue(self, issue: PauseIssue) -> None:
-        async def write(conn: Connection) -> list[Reader]:
-            await writes.append(conn, issue.tail)
-            await conn.execute(S["INSERT_CHECKPOINT"], (
-                issue.state.checkpoint_id, issue.state.scope.key, issue.state.session_id,
-                dump_json(issue.state.to_dict())))
-            await conn.execute(S["INSERT_PAUSE"], sql.pause_row(issue.record))
-            if issue.finishes is not None:
-                await writes.finish(conn, issue.finishes)
-            if issue.notifications:
-                async with conn.cursor() as cursor:
-                    await cursor.executemany(S["INSERT_NOTIFICATION"],
-                                             sql.notification_rows(issue.notifications))
-            await announce_pause_pg(conn, issue.record)  # to its session's listeners, if any
-            return []
-
-        await self._write(write)
+        write = writes.OneStatement()
+        writes.append(write, issue.tail)
+        write.change(S["INSERT_CHECKPOINT"], (issue.state.checkpoint_id, issue.state.scope.key,
+                                             issue.state.session_id,
+                                             dump_json(issue.state.to_dict())))
+        write.change(S["INSERT_PAUSE"], sql.pause_row(issue.record))
+        if issue.finishes is not None:
+            writes.finish(write, issue.finishes)
+        writes.notify(write, issue.notifications)
+        announce_pause_pg(write, issue.record)  # to its session's listeners, if any
+        await self._send(write)
 
     async def get(self, jti: str) -> PauseRecord | None:
         rows = await self._fetchall(S["GET_PAUSE"], (jti,))
@@ -164,13 +159,11 @@ class PostgresLedger(PostgresPort):
         return await self._rowcount(S["INTERRUPT"], (jti, claimed_at, claimed_at)) == 1
 
     async def finish(self, finish: Finish, tail: TranscriptTail | None = None) -> None:
-        async def write(conn: Connection) -> list[Reader]:
-            await writes.finish(conn, finish)
-            if tail is not None:
-                await writes.append(conn, tail)
-            return []
-
-        await self._write(write)
+        write = writes.OneStatement()
+        writes.finish(write, finish)
+        if tail is not None:
+            writes.append(write, tail)
+        await self._send(write)
 
     async def pauses(self, scope: Scope, now: float, *, status: Listing = "outstanding",
                      limit: int = 100, after: PageAfter | None = None) -> list[PauseRecord]:

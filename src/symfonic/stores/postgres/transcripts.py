@@ -11,7 +11,7 @@ from symfonic.services.turn_state import TurnState
 from symfonic.stores import postgres_writes as writes
 from symfonic.stores import sql
 from symfonic.stores import sql_transcripts as rows_of
-from symfonic.stores.postgres.database import Connection, PostgresPort, Reader, S
+from symfonic.stores.postgres.database import PostgresPort, S
 
 
 class PostgresTranscripts(PostgresPort):
@@ -26,11 +26,10 @@ class PostgresTranscripts(PostgresPort):
         return rows_of.messages_of(rows, first, upto)
 
     async def append(self, tail: TranscriptTail) -> None:
-        async def write(conn: Connection) -> list[Reader]:
-            await writes.append(conn, tail)
-            return []
-
-        await self._write(write)
+        if tail.messages:
+            write = writes.OneStatement()
+            writes.append(write, tail)
+            await self._send(write)
 
 
 class PostgresCheckpoints(PostgresPort):
