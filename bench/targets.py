@@ -233,8 +233,9 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                             + ("" if results.runtime_only is None else
                                f" ({ms(sum(results.runtime_only))} ms a cycle)") + "."
                             if backend == "sqlite" else
-                            "fewer calls to the server. Each write is one round trip already "
-                            "(its checks made by the server, in its transaction); at history 0 "
+                            "fewer calls to the server. Each write is one statement in one "
+                            "round trip already (its checks made by the server, in its final "
+                            "SELECT); at history 0 "
                             "a cycle is 4 driver calls in sequence: the pause's write (the turn "
                             "starts a new session, which the agent names and so reads nothing), "
                             "the resume's one read (its row and turn state in one statement), "
@@ -290,8 +291,10 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
                 "Python runs on one core at a time, while the database uses the other of the "
                 "machine's 2 cores."
                 + _driver_note(results)
-                + " A cycle is 5 driver calls now (7 before: the resume's row and turn state "
-                "are one statement, and its history comes from the cache its pause filled). "
+                + " A cycle is 4 driver calls now (7 before: a new session is not read, the "
+                "resume's row and turn state are one statement, and its history comes from the "
+                "cache its pause filled), and each write is one statement (its checks in its "
+                "final SELECT) where a pause's was six. "
                 "Grouping concurrent turns' statements onto one connection's pipeline, the "
                 "change named before, was tried and declined: each turn's write is a "
                 "transaction of its own, ended by its own Sync, and psycopg's pipeline reads a "
