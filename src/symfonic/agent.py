@@ -220,8 +220,9 @@ class Agent:
 
         A session named here has no past, so its turn reads no transcript: a new conversation
         costs one store call fewer (a round trip, on PostgreSQL). Should the id somehow be
-        taken, the turn's write is conditional on the session being empty and fails typed
-        (``TranscriptConflict``), storing nothing. A session the caller names may hold messages
+        taken, the turn's write, conditional on the session being empty, fails as any write at a
+        stale position does, storing nothing: a pause is reported not resumable, a completed
+        turn ends failed (``TranscriptConflict``). A session the caller names may hold messages
         written anywhere, so it is always read.
 
         Raises:

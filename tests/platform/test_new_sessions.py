@@ -50,7 +50,8 @@ async def test_a_new_session_is_named_by_the_agent_and_read_nowhere(url: str) ->
 async def test_a_taken_id_fails_the_new_turn_and_stores_nothing(
         url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """An id collision (forced here) is caught by the write's position check, not by a read: the
-    pause is published as not resumable, as any pause whose write failed, and nothing is kept."""
+    pause is published as not resumable, as any pause whose write failed, a completed turn ends
+    failed, and nothing is kept."""
     taken = uuid.UUID(int=7)
     minted = iter([taken])
     real = uuid.uuid4
@@ -63,6 +64,10 @@ async def test_a_taken_id_fails_the_new_turn_and_stores_nothing(
         outcome = await agent.run("Please refund order 42.")
         assert outcome.session_id == taken.hex and outcome.interrupt is not None
         assert outcome.status == "paused" and not outcome.interrupt.resumable
+        minted = iter([taken])
+        completed = await agent.run("What is new?")  # a turn that completes without pausing
+        assert completed.session_id == taken.hex and completed.status == "failed"
+        assert completed.error_type == "TranscriptConflict"
         assert [m.content for m in await store.transcripts.load(ACME, taken.hex)] == ["earlier"]
         assert await host.pauses(ACME) == []
         again = await agent.run("Please refund order 42.")
