@@ -37,6 +37,12 @@ class Subject(Protocol):
     async def resume(self, handle: str) -> None: ...
 
 
+class NamingSubject(Subject, Protocol):
+    def continue_named(self, session: str) -> None:
+        """Run ``session``'s next turn as one the caller names, even when nothing was seeded."""
+        ...
+
+
 class Probe(Protocol):
     def reset(self) -> None: ...
 
@@ -120,7 +126,8 @@ async def measure_cell(subjects: Sequence[Subject], probes: dict[str, Probe], hi
     return results
 
 
-async def warm_pauses(subject: Subject, pairs: int, history: int) -> tuple[list[float], list[float]]:
+async def warm_pauses(subject: NamingSubject, pairs: int,
+                      history: int) -> tuple[list[float], list[float]]:
     """A warm host's pause at history 0 and at ``history``, alternating session by session.
 
     The history cells run one after the other, so by the time the last is measured the database
@@ -133,7 +140,11 @@ async def warm_pauses(subject: Subject, pairs: int, history: int) -> tuple[list[
     (the measured one, or for history 0 another one beside it). Seeding writes and reads all of
     those messages, which leaves the CPU's caches holding them instead of what a pause uses; a
     pause at ``history`` that followed it while a pause at 0 did not would be measured running
-    cold against one running warm, which is the preparation's effect, not the history's."""
+    cold against one running warm, which is the preparation's effect, not the history's.
+
+    Both pauses continue a session the caller names (at 0, an empty one), so both make the read
+    a named session's turn makes: a new session named by the agent reads nothing, and comparing
+    with one would measure that skipped read rather than the history."""
     short: list[float] = []
     long: list[float] = []
     run = uuid.uuid4().hex[:8]
@@ -144,6 +155,7 @@ async def warm_pauses(subject: Subject, pairs: int, history: int) -> tuple[list[
             await subject.seed(session, count)
             if count == 0:
                 await subject.seed(f"{session}-beside", history)
+                subject.continue_named(session)
             gc.collect(1)
             started = time.perf_counter()
             handle = await subject.pause(session)

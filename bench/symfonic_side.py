@@ -116,6 +116,11 @@ class SymfonicSubject:
         await store.transcripts.append(TranscriptTail(scope=SCOPE, session_id=session, start=count - 2,
                                                       messages=history[-2:]))
 
+    def continue_named(self, session: str) -> None:
+        """Run ``session``'s next turn under that name, read first as any session a caller names
+        is, though nothing was seeded in it (:func:`bench.latency.warm_pauses`)."""
+        self._seeded.add(session)
+
     async def pause(self, session: str) -> str:
         """Pause a turn of ``session``; one never seeded is a new conversation, which symfonic
         starts without an id (the agent names it, and reads nothing), as a user starts one."""

@@ -333,8 +333,8 @@ def bounds(results: RunResults, checks: list[Check]) -> str:
             f"{ms(pause - floors['sqlite'])} ms above the floor.{own} That fixed cost is what "
             f"the ratio measures; a faster disk makes the ratio worse, not better. The pause "
             f"measured starts a new session, which the agent names and so reads nothing; its "
-            f"commit writes the transcript's first row, the turn state, the ledger row and its "
-            f"notification. What would move it: less of the runtime's own work per pause.")
+            f"commit writes the transcript's first row, the turn state and the ledger row. What "
+            f"would move it: less of the runtime's own work per pause.")
     absolute = [check for check in checks if not check.passed and check.absolute is not None]
     if absolute:
         notes.append(_speed_note(results, absolute))
